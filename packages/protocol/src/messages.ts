@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { ErrorPayload } from './errors';
+
+/**
+ * Gateway↔agent frames. Every frame is one JSON text message (≤ MAX_FRAME_BYTES) and one member of these
+ * discriminated unions. The handshake:
+ *
+ *   gateway → challenge {nonce}          agent → auth {machine_id, signature over the nonce, info}
+ *   gateway → welcome {machine_id}       (or an `error` frame, then close)
+ *
+ * After that the gateway sends `request` frames; the agent answers each with zero or more `chunk` frames and
+ * exactly one `response` or `error` frame carrying the same id. Heartbeats are WebSocket pings.
+ */
+
+/** What an agent says about itself on every connect. Untrusted text: render as text, never as HTML. */
+export const AgentInfo = z.object({
+  hostname: z.string().max(255),
+  os: z.string().max(64),
+  os_release: z.string().max(255).optional(),
+  arch: z.string().max(32),
+  version: z.string().max(64),
+  protocol: z.number().int(),
+});
+export type AgentInfo = z.infer<typeof AgentInfo>;
+
+/** Text the agent signs to prove it holds the enrolled key: binds the nonce to this protocol and machine. */
+export function challengeText(nonce: string, machineId: string): string {
+  return `letkite-agent-auth:v1:${machineId}:${nonce}`;
+}
+
+const id = z.string().min(1).max(64);
+
+/** Facts the agent needs to re-check a request on its side (DESIGN §3: every call is checked twice). */
+export const RequestContext = z.object({
+  /** The connection's policy (packages/policy format), already resolved by the gateway. */
+  policy: z.unknown(),
+  /** The caller passed `confirm: true` after showing the person the command. */
+  confirm: z.boolean().optional(),
+  /** The gateway holds a fresh human approval for exactly this call. */
+  approved: z.boolean().optional(),
+  /** For the agent's local log: who asked (never a secret). */
+  actor: z.string().max(200).optional(),
+});
+export type RequestContext = z.infer<typeof RequestContext>;
+
+// gateway → agent
+export const ChallengeFrame = z.object({
+  type: z.literal('challenge'),
+  nonce: z.string().min(16).max(128),
+  protocol: z.number().int(),
+});
+export const WelcomeFrame = z.object({
+  type: z.literal('welcome'),
+  machine_id: id,
+  heartbeat_ms: z.number().int().positive(),
+});
+export const RequestFrame = z.object({
+  type: z.literal('request'),
+  id,
+  op: z.string().min(1).max(64),
+  params: z.unknown(),
+  context: RequestContext,
+});
+export const CancelFrame = z.object({ type: z.literal('cancel'), id });
+/** Flow control: the gateway has consumed `bytes` more of request `id`'s streamed output. */
+export const CreditFrame = z.object({ type: z.literal('credit'), id, bytes: z.number().int().positive() });
+
+// agent → gateway
+export const AuthFrame = z.object({
+  type: z.literal('auth'),
+  machine_id: id,
+  signature: z.string().min(1).max(256),
+  info: AgentInfo,
+});
+export const ChunkFrame = z.object({
+  type: z.literal('chunk'),
+  id,
+  stream: z.string().min(1).max(32),
+  /** UTF-8 text, or base64 when `encoding` is base64. */
+  data: z.string(),
+  encoding: z.enum(['utf8', 'base64']).optional(),
+});
+export const ResponseFrame = z.object({ type: z.literal('response'), id, result: z.unknown() });
+/** The agent's effective ceiling, or why it is failing closed; sent after welcome and whenever it changes. */
+export const ReportFrame = z.object({
+  type: z.literal('report'),
+  ceiling: z.unknown().nullable(),
+  ceiling_source: z.enum(['file', 'defaults', 'error']),
+  ceiling_error: z.string().max(4000).optional(),
+});
+
+// either way
+/** An error answering request `id`, or (without id) a fatal protocol error sent just before closing. */
+export const ErrorFrame = z.object({ type: z.literal('error'), id: id.optional(), error: ErrorPayload });
+
+export const GatewayFrame = z.discriminatedUnion('type', [
+  ChallengeFrame,
+  WelcomeFrame,
+  RequestFrame,
+  CancelFrame,
+  CreditFrame,
+  ErrorFrame,
+]);
+export type GatewayFrame = z.infer<typeof GatewayFrame>;
+
+export const AgentFrame = z.discriminatedUnion('type', [AuthFrame, ChunkFrame, ResponseFrame, ReportFrame, ErrorFrame]);
+export type AgentFrame = z.infer<typeof AgentFrame>;
+
+export type RequestFrame = z.infer<typeof RequestFrame>;
+export type ChunkFrame = z.infer<typeof ChunkFrame>;
+export type ReportFrame = z.infer<typeof ReportFrame>;
+
+/** Enrollment over HTTP (POST /agent/v1/enroll): a one-time join token buys a machine id for a public key. */
+export const EnrollRequest = z.object({
+  join_token: z.string().min(1).max(512),
+  /** Ed25519 public key, SPKI DER, base64. */
+  public_key: z.string().min(1).max(512),
+  info: AgentInfo,
+  name: z.string().min(1).max(128).optional(),
+});
+export type EnrollRequest = z.infer<typeof EnrollRequest>;
+export const EnrollResponse = z.object({ machine_id: id, name: z.string() });
+export type EnrollResponse = z.infer<typeof EnrollResponse>;

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// One run, two projects: fast unit tests next to the code, and end-to-end suites in test/ that start real
+// processes (gateway, agents, browsers). The summary reporter prints the plain line CI reads.
+export default defineConfig({
+  test: {
+    reporters: ['default', './tools/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts'],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // Suites start real gateways and agents on free ports; two at a time fits a 2-core machine.
+          maxWorkers: 2,
+          fileParallelism: true,
+        },
+      },
+    ],
+  },
+});
