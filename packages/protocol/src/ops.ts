@@ -30,11 +30,13 @@ export const ExecParams = z.object({
 });
 export type ExecParams = z.infer<typeof ExecParams>;
 
+/**
+ * The agent's final answer to `exec`. The output itself arrives before it as `chunk` frames on the streams
+ * `stdout` and `stderr` (so no single frame has to hold it), each stream already capped to `max_output_bytes`.
+ */
 export const ExecResult = z.object({
   exit_code: z.number().int().nullable(),
   signal: z.string().nullable(),
-  stdout: z.string(),
-  stderr: z.string(),
   duration_ms: z.number(),
   truncated: z.boolean(),
   timed_out: z.boolean(),

@@ -1,0 +1,186 @@
+import { createPrivateKey, sign } from 'node:crypto';
+import { type AgentFrame, challengeText, GatewayFrame, MAX_FRAME_BYTES, type RequestFrame } from '@letkite/protocol';
+import WebSocket from 'ws';
+import { agentInfo } from './agent-info';
+import { agentSocketUrl, checkGatewayUrl } from './gateway-url';
+import type { AgentState } from './state';
+
+/** If the gateway stops reading, we close rather than queue without bound. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+export interface Backoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** Exponential backoff with full jitter: a fleet of agents does not reconnect in lockstep after an outage. */
+export function backoffDelay(attempt: number, b: Backoff, random: () => number = Math.random): number {
+  const cap = Math.min(b.maxMs, b.initialMs * 2 ** Math.min(attempt, 20));
+  return Math.round(cap / 2 + random() * (cap / 2));
+}
+
+export interface ConnectionHandlers {
+  /** Runs one request; frames it sends go through `send`. Must answer with exactly one response or error frame. */
+  onRequest(frame: RequestFrame, send: (frame: AgentFrame) => void, signal: AbortSignal): Promise<void>;
+  /** Called after each successful handshake, e.g. to report the ceiling. */
+  onConnected(send: (frame: AgentFrame) => void): void;
+  log(msg: string): void;
+}
+
+/**
+ * The agent's one outbound socket: dials, proves its identity by signing the gateway's challenge, serves requests,
+ * and reconnects with backoff whenever the socket drops.
+ */
+export class GatewayConnection {
+  private ws: WebSocket | null = null;
+  private stopped = false;
+  private attempt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly key;
+  private readonly url: string;
+  private connectedOnce: (() => void) | null = null;
+  /** Resolves after the first successful handshake. */
+  readonly ready: Promise<void>;
+  /** Current socket: the one `send` targets. */
+  private live: WebSocket | null = null;
+
+  constructor(
+    private readonly state: AgentState,
+    private readonly handlers: ConnectionHandlers,
+    private readonly backoff: Backoff = { initialMs: 500, maxMs: 30_000 },
+  ) {
+    this.key = createPrivateKey(state.private_key_pem);
+    this.url = agentSocketUrl(checkGatewayUrl(state.gateway_url, state.insecure));
+    this.ready = new Promise((resolve) => {
+      this.connectedOnce = resolve;
+    });
+  }
+
+  start(): void {
+    this.dial();
+  }
+
+  /** Sends a frame on the live socket, if any (e.g. a ceiling report after a file change). */
+  send(frame: AgentFrame): void {
+    if (this.live) this.sendOn(this.live, frame);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.watchdog);
+    for (const c of this.inflight.values()) c.abort();
+    const ws = this.ws;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        ws.close(1001, 'agent stopping');
+        setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000).unref();
+      });
+    }
+  }
+
+  private sendOn(ws: WebSocket, frame: AgentFrame): void {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.handlers.log('gateway is not reading; closing the socket');
+      ws.terminate();
+      return;
+    }
+    ws.send(JSON.stringify(frame));
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    const delay = backoffDelay(this.attempt++, this.backoff);
+    this.handlers.log(`reconnecting in ${delay} ms`);
+    this.retryTimer = setTimeout(() => this.dial(), delay);
+  }
+
+  private armWatchdog(ws: WebSocket, heartbeatMs: number): void {
+    clearTimeout(this.watchdog);
+    // The gateway pings every heartbeatMs; three silent intervals mean the path is dead even if TCP says otherwise.
+    this.watchdog = setTimeout(() => {
+      this.handlers.log('no heartbeat from the gateway; reconnecting');
+      ws.terminate();
+    }, heartbeatMs * 3);
+  }
+
+  private dial(): void {
+    if (this.stopped) return;
+    const ws = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
+    this.ws = ws;
+    let heartbeatMs = 15_000;
+    let welcomed = false;
+
+    ws.on('ping', () => this.armWatchdog(ws, heartbeatMs));
+    ws.on('error', (err) => this.handlers.log(`socket error: ${err.message}`));
+    ws.on('close', (code, reason) => {
+      clearTimeout(this.watchdog);
+      if (this.live === ws) this.live = null;
+      for (const c of this.inflight.values()) c.abort();
+      this.inflight.clear();
+      if (welcomed) this.handlers.log(`disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`);
+      this.scheduleReconnect();
+    });
+    ws.on('message', (data, isBinary) => {
+      let frame: GatewayFrame;
+      try {
+        if (isBinary) throw new Error('binary frame');
+        frame = GatewayFrame.parse(JSON.parse(data.toString()));
+      } catch {
+        this.handlers.log('malformed frame from the gateway; closing');
+        ws.close(1008, 'protocol_error');
+        return;
+      }
+      switch (frame.type) {
+        case 'challenge': {
+          const signature = sign(null, Buffer.from(challengeText(frame.nonce, this.state.machine_id)), this.key);
+          this.sendOn(ws, {
+            type: 'auth',
+            machine_id: this.state.machine_id,
+            signature: signature.toString('base64'),
+            info: agentInfo(),
+          });
+          return;
+        }
+        case 'welcome':
+          welcomed = true;
+          heartbeatMs = frame.heartbeat_ms;
+          this.attempt = 0;
+          this.live = ws;
+          this.armWatchdog(ws, heartbeatMs);
+          this.handlers.log(`connected to ${this.state.gateway_url} as ${frame.machine_id}`);
+          this.handlers.onConnected((f) => this.sendOn(ws, f));
+          this.connectedOnce?.();
+          this.connectedOnce = null;
+          return;
+        case 'request': {
+          const controller = new AbortController();
+          this.inflight.set(frame.id, controller);
+          void this.handlers
+            .onRequest(frame, (f) => this.sendOn(ws, f), controller.signal)
+            .catch((err: unknown) => {
+              this.handlers.log(`request ${frame.id} (${frame.op}) failed: ${String(err)}`);
+              this.sendOn(ws, { type: 'error', id: frame.id, error: { code: 'internal', message: 'internal error' } });
+            })
+            .finally(() => this.inflight.delete(frame.id));
+          return;
+        }
+        case 'cancel':
+          this.inflight.get(frame.id)?.abort();
+          return;
+        case 'credit':
+          return;
+        case 'error':
+          this.handlers.log(`gateway refused: ${frame.error.code}: ${frame.error.message}`);
+          return;
+      }
+    });
+  }
+}

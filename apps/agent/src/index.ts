@@ -1,0 +1,11 @@
+/**
+ * @letkite/agent — the daemon on each machine: dials out to the gateway, runs what it is asked within the
+ * machine's ceiling, and answers over one WebSocket.
+ */
+export { Agent, type AgentOptions } from './agent';
+export { AGENT_VERSION, agentInfo } from './agent-info';
+export { backoffDelay, GatewayConnection } from './connection';
+export { runExec } from './executors/exec';
+export { checkGatewayUrl } from './gateway-url';
+export { joinGateway } from './join';
+export { type AgentState, loadState, saveState } from './state';

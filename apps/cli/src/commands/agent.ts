@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+import { Agent, joinGateway, loadState } from '@letkite/agent';
+import { type CliIo, EXIT_FAILED, EXIT_OK, UsageError } from '../io';
+import { agentStateDir } from '../paths';
+
+const USAGE =
+  'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--insecure]\n' +
+  '       letkite agent run [--state-dir DIR]';
+
+/** `letkite agent join|run`. */
+export async function agent(args: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'join') return join(rest, io);
+  if (sub === 'run') return run(rest, io);
+  throw new UsageError(USAGE);
+}
+
+async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(String(c)));
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+async function join(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, 'state-dir': { type: 'string' }, insecure: { type: 'boolean' } },
+    strict: true,
+  });
+  const [url, tokenArg] = positionals;
+  // The token may come on stdin (`-`) or in LETKITE_JOIN_TOKEN, to keep it out of shell history and `ps`.
+  const token = tokenArg === '-' ? await readStdin(io.stdin) : (tokenArg ?? io.env.LETKITE_JOIN_TOKEN);
+  if (!url || !token) throw new UsageError(USAGE);
+  const stateDir = agentStateDir(values['state-dir'], io.env);
+  const state = await joinGateway({
+    gatewayUrl: url,
+    joinToken: token,
+    stateDir,
+    ...(values.name ? { name: values.name } : {}),
+    insecure: values.insecure ?? false,
+  });
+  io.stdout.write(`Joined ${state.gateway_url} as "${state.name}" (${state.machine_id}). State in ${stateDir}.\n`);
+  io.stdout.write('Start the agent with: letkite agent run\n');
+  return EXIT_OK;
+}
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({ args, options: { 'state-dir': { type: 'string' } }, strict: true });
+  const stateDir = agentStateDir(values['state-dir'], io.env);
+  const state = loadState(stateDir);
+  if (!state) {
+    io.stderr.write(`letkite: no agent state in ${stateDir}; run "letkite agent join <gateway-url> <token>" first\n`);
+    return EXIT_FAILED;
+  }
+  const a = new Agent(state, { log: (msg) => io.stderr.write(`[agent] ${msg}\n`) });
+  a.start();
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      void a.stop().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return EXIT_OK;
+}

@@ -1,0 +1,110 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { joinGateway, loadState } from '@letkite/agent';
+import { createApiToken, createJoinToken, loadConfig, type RunningGateway, startGateway } from '@letkite/gateway';
+import { type CliIo, EXIT_OK } from '../io';
+import { waitForSignal } from './gateway';
+
+const cliMain = fileURLToPath(new URL('../main.ts', import.meta.url));
+
+/**
+ * `letkite start` (what `npm start` runs): the embedded setup for one person — a gateway on SQLite under the data
+ * directory, plus a local agent enrolled automatically and kept running as a child process. A second start reuses
+ * the same data, machine and token.
+ */
+export async function start(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, data: { type: 'string' }, host: { type: 'string' } },
+    strict: true,
+  });
+  const config = loadConfig({
+    ...io.env,
+    ...(values.port ? { LETKITE_PORT: values.port } : {}),
+    ...(values.data ? { LETKITE_DATA: values.data } : {}),
+    ...(values.host ? { LETKITE_HOST: values.host } : {}),
+  });
+  const log = (msg: string) => io.stderr.write(`${msg}\n`);
+  const gw = await startGateway(config, { log: (msg) => log(`[gateway] ${msg}`) });
+
+  const agentDir = join(config.dataDir, 'agent');
+  await ensureLocalAgent(gw, agentDir);
+  const token = await ensureOwnerToken(gw, config.dataDir);
+  const agent = superviseAgent(agentDir, io);
+
+  io.stdout.write(
+    [
+      '',
+      `LetKite is running on ${gw.url}`,
+      `  data:      ${config.dataDir}`,
+      `  machine:   this computer, enrolled as a local agent`,
+      `  API token: ${token}   (kept in ${join(config.dataDir, 'owner-token')}, mode 0600)`,
+      '',
+      'Connect Claude Code:',
+      `  claude mcp add --transport http letkite ${gw.url}/mcp --header "Authorization: Bearer ${token}"`,
+      '',
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  await waitForSignal();
+  agent.stop();
+  await gw.close();
+  return EXIT_OK;
+}
+
+/** Enrolls the local agent on first start; later starts reuse it (if its machine still exists). */
+async function ensureLocalAgent(gw: RunningGateway, agentDir: string): Promise<void> {
+  const state = loadState(agentDir);
+  if (state && (await gw.store.getMachine(state.machine_id))) return;
+  const join = await createJoinToken(
+    { store: gw.store, now: new Date() },
+    { accountId: gw.account.id, actor: 'system:start' },
+  );
+  await joinGateway({ gatewayUrl: gw.url, joinToken: join.token, stateDir: agentDir });
+}
+
+/** The owner's API token for this installation, created once and kept in a 0600 file in the data directory. */
+async function ensureOwnerToken(gw: RunningGateway, dataDir: string): Promise<string> {
+  const file = join(dataDir, 'owner-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const created = await createApiToken(
+    { store: gw.store, now: new Date() },
+    {
+      accountId: gw.account.id,
+      userId: gw.owner.id,
+      name: 'letkite start',
+      grant: { policy: 'full', machines: '*', scopes: '*' },
+      actor: 'system:start',
+    },
+  );
+  writeFileSync(file, `${created.token}\n`, { mode: 0o600 });
+  return created.token;
+}
+
+/** Runs `letkite agent run` as a child and restarts it if it dies, until stopped. */
+function superviseAgent(agentDir: string, io: CliIo): { stop(): void } {
+  let child: ChildProcess | null = null;
+  let stopped = false;
+  const launch = () => {
+    child = spawn(process.execPath, [...process.execArgv, cliMain, 'agent', 'run', '--state-dir', agentDir], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, LETKITE_AGENT_STATE: agentDir },
+    });
+    child.on('exit', (code, signal) => {
+      if (stopped) return;
+      io.stderr.write(`[start] local agent exited (${signal ?? code}); restarting in 1 s\n`);
+      setTimeout(launch, 1000);
+    });
+  };
+  launch();
+  return {
+    stop() {
+      stopped = true;
+      child?.kill('SIGTERM');
+    },
+  };
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+import { LetKiteError } from '@letkite/protocol';
+import { admin } from './commands/admin';
+import { agent } from './commands/agent';
+import { gateway } from './commands/gateway';
+import { start } from './commands/start';
+import { type CliIo, EXIT_FAILED, EXIT_USAGE, UsageError } from './io';
+
+const USAGE = `letkite — let AI clients work on real machines without handing them the keys
+
+usage:
+  letkite start [--port 8787] [--data ./.letkite]    gateway on SQLite + a local agent (what npm start runs)
+  letkite gateway                                    the gateway alone, configured by LETKITE_* variables
+  letkite agent join <gateway-url> <join-token|->    enroll this machine
+  letkite agent run                                  run the agent
+  letkite admin token create --name NAME [--expires 30d]
+  letkite admin join-token [--ttl 15m]
+`;
+
+type Command = (args: string[], io: CliIo) => Promise<number>;
+
+const commands: Record<string, Command> = { start, gateway, agent, admin };
+
+/** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = name === undefined ? undefined : commands[name];
+  if (!command) {
+    io.stderr.write(USAGE);
+    return name === undefined || name === 'help' || name === '--help' ? 0 : EXIT_USAGE;
+  }
+  try {
+    return await command(rest, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    if (err instanceof LetKiteError) {
+      io.stderr.write(`letkite: ${err.code}: ${err.message}\n`);
+      return err.code === 'invalid_params' ? EXIT_USAGE : EXIT_FAILED;
+    }
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      io.stderr.write(`letkite: ${err.message}\n`);
+      return EXIT_USAGE;
+    }
+    io.stderr.write(`letkite: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT_FAILED;
+  }
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain) {
+  const code = await runCli(process.argv.slice(2), {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });
+  process.exitCode = code;
+  // Long-running commands (start, gateway, agent run) resolve only after a signal; then nothing should linger.
+  if (['start', 'gateway', 'agent'].includes(process.argv[2] ?? '')) process.exit(code);
+}

@@ -1,0 +1,42 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Gateway configuration, read once from the environment by the composition root. */
+export const GatewayConfig = z.object({
+  port: z.coerce.number().int().min(0).max(65535).default(8787),
+  host: z.string().min(1).default('127.0.0.1'),
+  dataDir: z.string().min(1).default('./.letkite'),
+  publicUrl: z.url().optional(),
+  databaseUrl: z.string().optional(),
+  heartbeatMs: z.coerce.number().int().min(100).max(600_000).default(15_000),
+});
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+
+/** Reads LETKITE_* variables; reports every problem at once. */
+export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
+  const parsed = GatewayConfig.safeParse({
+    port: env.LETKITE_PORT,
+    host: env.LETKITE_HOST,
+    dataDir: env.LETKITE_DATA,
+    publicUrl: env.LETKITE_PUBLIC_URL,
+    databaseUrl: env.LETKITE_DATABASE_URL,
+    heartbeatMs: env.LETKITE_HEARTBEAT_MS,
+  });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${problems.join('\n')}`);
+  }
+  return { ...parsed.data, dataDir: resolve(parsed.data.dataDir) };
+}
+
+function envName(key: string): string {
+  const names: Record<string, string> = {
+    port: 'PORT',
+    host: 'HOST',
+    dataDir: 'DATA',
+    publicUrl: 'PUBLIC_URL',
+    databaseUrl: 'DATABASE_URL',
+    heartbeatMs: 'HEARTBEAT_MS',
+  };
+  return names[key] ?? key.toUpperCase();
+}

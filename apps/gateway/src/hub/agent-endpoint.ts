@@ -1,0 +1,140 @@
+import { createPublicKey, verify } from 'node:crypto';
+import { AgentFrame, challengeText, PROTOCOL_VERSION } from '@letkite/protocol';
+import type { RawData, WebSocket } from 'ws';
+import type { Store } from '../store/types';
+import { AgentSession, newNonce } from './agent-session';
+import type { LocalHub } from './local-hub';
+
+export interface AgentEndpointDeps {
+  store: Store;
+  hub: LocalHub;
+  now: () => Date;
+  log: (msg: string) => void;
+  heartbeatMs: number;
+  /** How long an agent has to answer the challenge. */
+  handshakeTimeoutMs?: number;
+}
+
+function parseFrame(data: RawData, isBinary: boolean): AgentFrame | null {
+  if (isBinary) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(data.toString());
+  } catch {
+    return null;
+  }
+  const parsed = AgentFrame.safeParse(json);
+  return parsed.success ? parsed.data : null;
+}
+
+function signatureValid(publicKeyB64: string, text: string, signatureB64: string): boolean {
+  try {
+    const key = createPublicKey({ key: Buffer.from(publicKeyB64, 'base64'), format: 'der', type: 'spki' });
+    return verify(null, Buffer.from(text), key, Buffer.from(signatureB64, 'base64'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serves one agent WebSocket: challenge → signed auth → welcome, then hands frames to an AgentSession.
+ * A malformed frame at any point closes this socket only; the gateway keeps serving everyone else.
+ */
+export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void {
+  const nonce = newNonce();
+  let session: AgentSession | null = null;
+  let handshaking = false;
+
+  const refuse = (code: 'unauthenticated' | 'protocol_error', message: string, closeCode: number) => {
+    if (ws.readyState === ws.OPEN) {
+      ws.send(JSON.stringify({ type: 'error', error: { code, message } }));
+      ws.close(closeCode, code);
+    }
+  };
+
+  const handshakeTimer = setTimeout(
+    () => refuse('unauthenticated', 'no authentication within the time limit', 4401),
+    deps.handshakeTimeoutMs ?? 10_000,
+  );
+
+  ws.on('error', (err) => deps.log(`agent socket error: ${err.message}`));
+  ws.on('close', () => clearTimeout(handshakeTimer));
+
+  ws.on('message', (data, isBinary) => {
+    const frame = parseFrame(data, isBinary);
+    if (!frame) {
+      deps.log(`agent ${session?.machineId ?? '(unauthenticated)'}: malformed frame, closing its socket`);
+      refuse('protocol_error', 'malformed frame', 1008);
+      return;
+    }
+    if (session) {
+      session.handleFrame(frame);
+      return;
+    }
+    if (frame.type !== 'auth' || handshaking) {
+      refuse('protocol_error', 'expected an auth frame', 1008);
+      return;
+    }
+    handshaking = true;
+    void authenticate(frame);
+  });
+
+  async function authenticate(frame: Extract<AgentFrame, { type: 'auth' }>): Promise<void> {
+    const machine = await deps.store.getMachine(frame.machine_id);
+    if (!machine || !signatureValid(machine.publicKey, challengeText(nonce, frame.machine_id), frame.signature)) {
+      deps.log(`agent auth refused for machine id "${frame.machine_id}"`);
+      refuse('unauthenticated', 'unknown machine or bad signature', 4401);
+      return;
+    }
+    if (frame.info.protocol !== PROTOCOL_VERSION) {
+      refuse(
+        'protocol_error',
+        `protocol ${frame.info.protocol} is not supported (gateway speaks ${PROTOCOL_VERSION})`,
+        4400,
+      );
+      return;
+    }
+    clearTimeout(handshakeTimer);
+    if (ws.readyState !== ws.OPEN) return;
+    const s = new AgentSession(machine.id, ws, deps.heartbeatMs, {
+      log: deps.log,
+      onClose: () => {
+        deps.hub.detach(s);
+        deps.log(`agent ${machine.id} (${machine.name}) disconnected`);
+      },
+      onReport: (report) => {
+        void deps.store
+          .recordCeiling(
+            machine.id,
+            { ceiling: report.ceiling, source: report.ceiling_source, error: report.ceiling_error ?? null },
+            report.ceiling_source === 'error'
+              ? {
+                  accountId: machine.accountId,
+                  at: deps.now().toISOString(),
+                  actor: `agent:${machine.id}`,
+                  action: 'machine.ceiling_error',
+                  target: machine.id,
+                  outcome: 'blocked_by_ceiling',
+                  details: { error: report.ceiling_error ?? '' },
+                }
+              : null,
+          )
+          .catch((err: unknown) => deps.log(`recording the ceiling of ${machine.id} failed: ${String(err)}`));
+      },
+    });
+    session = s;
+    deps.hub.attach(s);
+    await deps.store.recordAgentSeen(machine.id, {
+      hostname: frame.info.hostname,
+      os: frame.info.os,
+      osRelease: frame.info.os_release ?? null,
+      arch: frame.info.arch,
+      agentVersion: frame.info.version,
+      at: deps.now().toISOString(),
+    });
+    s.send({ type: 'welcome', machine_id: machine.id, heartbeat_ms: deps.heartbeatMs });
+    deps.log(`agent ${machine.id} (${machine.name}) connected from ${frame.info.hostname}`);
+  }
+
+  ws.send(JSON.stringify({ type: 'challenge', nonce, protocol: PROTOCOL_VERSION }));
+}

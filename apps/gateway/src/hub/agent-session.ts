@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type AgentFrame,
+  type ErrorCode,
+  type GatewayFrame,
+  LetKiteError,
+  PROTOCOL_VERSION,
+  type RequestContext,
+} from '@letkite/protocol';
+import type { WebSocket } from 'ws';
+import type { CallOptions } from './types';
+
+/** A socket whose peer stops reading is cut off once this much is queued, rather than buffering without bound. */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: LetKiteError) => void;
+  options: CallOptions;
+  timer: NodeJS.Timeout;
+  cleanup: () => void;
+}
+
+export interface AgentSessionEvents {
+  onReport: (frame: Extract<AgentFrame, { type: 'report' }>) => void;
+  onClose: () => void;
+  log: (msg: string) => void;
+}
+
+/** One authenticated agent socket: request/response correlation, chunk delivery, heartbeats. */
+export class AgentSession {
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 1;
+  private alive = true;
+  private readonly heartbeat: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    readonly machineId: string,
+    private readonly ws: WebSocket,
+    heartbeatMs: number,
+    private readonly events: AgentSessionEvents,
+  ) {
+    ws.on('pong', () => {
+      this.alive = true;
+    });
+    this.heartbeat = setInterval(() => {
+      if (!this.alive) {
+        this.events.log(`agent ${machineId}: no heartbeat answer, closing`);
+        ws.terminate();
+        return;
+      }
+      this.alive = false;
+      ws.ping();
+    }, heartbeatMs);
+    this.heartbeat.unref();
+    ws.on('close', () => this.handleClose());
+  }
+
+  /** Handles one parsed frame from the agent (the handshake is over). */
+  handleFrame(frame: AgentFrame): void {
+    switch (frame.type) {
+      case 'chunk': {
+        const p = this.pending.get(frame.id);
+        p?.options.onChunk?.(frame.stream, frame.data, frame.encoding ?? 'utf8');
+        return;
+      }
+      case 'response': {
+        const p = this.pending.get(frame.id);
+        if (!p) return;
+        this.settle(frame.id);
+        p.resolve(frame.result);
+        return;
+      }
+      case 'error': {
+        if (frame.id === undefined) {
+          this.events.log(`agent ${this.machineId} reported: ${frame.error.code}: ${frame.error.message}`);
+          return;
+        }
+        const p = this.pending.get(frame.id);
+        if (!p) return;
+        this.settle(frame.id);
+        p.reject(LetKiteError.fromPayload(frame.error));
+        return;
+      }
+      case 'report':
+        this.events.onReport(frame);
+        return;
+      case 'auth':
+        this.fail('protocol_error', 'auth frame after the handshake');
+        return;
+    }
+  }
+
+  call(op: string, params: unknown, context: RequestContext, options: CallOptions): Promise<unknown> {
+    if (this.closed)
+      return Promise.reject(new LetKiteError('machine_offline', `machine "${this.machineId}" is offline`));
+    const id = `r${this.nextId++}`;
+    return new Promise<unknown>((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.pending.has(id)) return;
+        this.settle(id);
+        this.send({ type: 'cancel', id });
+        reject(new LetKiteError('timeout', 'the call was cancelled'));
+      };
+      const timer = setTimeout(() => {
+        if (!this.pending.has(id)) return;
+        this.settle(id);
+        this.send({ type: 'cancel', id });
+        reject(
+          new LetKiteError('timeout', `machine "${this.machineId}" did not answer within ${options.timeoutMs} ms`),
+        );
+      }, options.timeoutMs);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, {
+        resolve,
+        reject,
+        options,
+        timer,
+        cleanup: () => options.signal?.removeEventListener('abort', onAbort),
+      });
+      this.send({ type: 'request', id, op, params, context });
+    });
+  }
+
+  send(frame: GatewayFrame): void {
+    if (this.closed) return;
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.events.log(`agent ${this.machineId}: not reading (${this.ws.bufferedAmount} bytes queued), closing`);
+      this.ws.terminate();
+      return;
+    }
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends a fatal protocol error and closes the socket. */
+  fail(code: ErrorCode, message: string): void {
+    this.send({ type: 'error', error: { code, message } });
+    this.ws.close(1008, code);
+  }
+
+  close(code = 1001, reason = 'gateway shutting down'): void {
+    this.ws.close(code, reason);
+  }
+
+  private settle(id: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    clearTimeout(p.timer);
+    p.cleanup();
+    this.pending.delete(id);
+  }
+
+  private handleClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    for (const [id, p] of this.pending) {
+      this.settle(id);
+      p.reject(new LetKiteError('machine_offline', `machine "${this.machineId}" disconnected during the call`));
+    }
+    this.events.onClose();
+  }
+}
+
+export function newNonce(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export { PROTOCOL_VERSION };

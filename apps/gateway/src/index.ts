@@ -1,0 +1,13 @@
+/**
+ * @letkite/gateway — the central server: MCP endpoint, agent hub, store, enrollment and API tokens.
+ * `startGateway(config)` is the composition root; `createApp(deps)` builds the HTTP app without listening.
+ */
+export { createApp } from './app';
+export { createApiToken } from './auth/create-api-token';
+export { parseDuration } from './auth/duration';
+export { GatewayConfig, loadConfig } from './config';
+export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
+export { type RunningGateway, startGateway } from './main';
+export { openStore } from './store/open-store';
+export type { Grant, Store } from './store/types';
+export { GATEWAY_VERSION } from './version';

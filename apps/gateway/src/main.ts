@@ -1,0 +1,89 @@
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { AGENT_WS_PATH, MAX_FRAME_BYTES } from '@letkite/protocol';
+import { WebSocketServer } from 'ws';
+import { createApp } from './app';
+import type { GatewayConfig } from './config';
+import type { GatewayDeps } from './deps';
+import { handleAgentSocket } from './hub/agent-endpoint';
+import { LocalHub } from './hub/local-hub';
+import { McpEndpoint } from './mcp/mcp-endpoint';
+import { toolHandlers } from './mcp/tools';
+import { openStore } from './store/open-store';
+import type { Account, Store, User } from './store/types';
+import { GATEWAY_VERSION } from './version';
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  store: Store;
+  account: Account;
+  owner: User;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: opens the store, builds the hub and the MCP endpoint, serves HTTP and the agent
+ * WebSocket. Resolves once it is listening.
+ */
+export async function startGateway(
+  config: GatewayConfig,
+  options: { log?: (msg: string) => void } = {},
+): Promise<RunningGateway> {
+  const log = options.log ?? ((msg: string) => console.error(`[gateway] ${msg}`));
+  const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
+  const now = () => new Date();
+  const { account, owner } = await store.bootstrap(now().toISOString());
+  const hub = new LocalHub();
+
+  // The app needs the port (for its public URL), so it is built after listen; until then requests get 503.
+  let app: ReturnType<typeof createApp> | null = null;
+  const server = createAdaptorServer({
+    fetch: (req: Request) => (app ? app.fetch(req) : new Response('starting', { status: 503 })),
+    hostname: config.host,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const publicUrl = config.publicUrl ?? `http://localhost:${port}`;
+
+  const deps: GatewayDeps = { store, hub, now, log, publicUrl, version: GATEWAY_VERSION };
+  const mcp = new McpEndpoint(deps, toolHandlers);
+  app = createApp({ ...deps, mcp });
+
+  // Frames over the limit make ws close the socket with 1009; only that agent is affected.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  server.on('upgrade', (req, socket, head) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path !== AGENT_WS_PATH) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs }),
+    );
+  });
+
+  log(`listening on ${publicUrl}`);
+  return {
+    url: publicUrl,
+    port,
+    store,
+    account,
+    owner,
+    async close() {
+      await mcp.close();
+      await hub.close();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import { LetKiteError } from '@letkite/protocol';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+import { errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
+
+interface McpSession {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: Server;
+  /** The credential the session was opened with; every later request must carry the same one. */
+  credentialId: string;
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+/** Tools this principal may call; the rest are not even listed. */
+function toolsFor(handlers: readonly ToolHandler[], principal: Principal): ToolHandler[] {
+  const scopes = principal.grant.scopes;
+  return handlers.filter((h) => scopes === '*' || scopes.includes(h.descriptor.name));
+}
+
+/**
+ * The MCP Streamable HTTP endpoint: one transport and one MCP server per session, kept in a map. An unknown
+ * session id is 404 (the client then starts a new session), as the spec asks.
+ */
+export class McpEndpoint {
+  private readonly sessions = new Map<string, McpSession>();
+
+  constructor(
+    private readonly deps: GatewayDeps,
+    private readonly handlers: readonly ToolHandler[],
+  ) {}
+
+  async handle(request: Request, principal: Principal): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id');
+    if (sessionId) {
+      const session = this.sessions.get(sessionId);
+      if (!session || session.credentialId !== principal.credentialId) {
+        return jsonRpcError(404, -32001, 'Session not found');
+      }
+      return session.transport.handleRequest(request);
+    }
+    if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no session id');
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error');
+    }
+    if (!isInitializeRequest(body)) return jsonRpcError(400, -32000, 'Bad Request: no session id');
+    const session = await this.open(principal);
+    return session.transport.handleRequest(request, { parsedBody: body });
+  }
+
+  /** Closes every session opened with this credential (revocation cuts live sessions at once). */
+  async closeSessionsOf(credentialId: string): Promise<void> {
+    for (const [id, s] of this.sessions) {
+      if (s.credentialId === credentialId) {
+        this.sessions.delete(id);
+        await s.transport.close();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((s) => s.transport.close()));
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private async open(principal: Principal): Promise<McpSession> {
+    const server = new Server(
+      { name: 'letkite', title: 'LetKite', version: this.deps.version },
+      {
+        capabilities: { tools: { listChanged: false } },
+        instructions:
+          'LetKite runs commands and file operations on real machines. Call machines_list first. Calls may be refused by policy or by the machine, or wait for a human approval.',
+      },
+    );
+    const tools = toolsFor(this.handlers, principal);
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map((t) => publishedTool(t.descriptor)),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const handler = tools.find((t) => t.descriptor.name === req.params.name);
+      if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
+      const progressToken = req.params._meta?.progressToken;
+      return runTool(handler, req.params.arguments, {
+        deps: this.deps,
+        principal,
+        signal: extra.signal,
+        audit: {},
+        progress: async (progress, total, message) => {
+          if (progressToken === undefined) return;
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: {
+              progressToken,
+              progress,
+              ...(total === undefined ? {} : { total }),
+              ...(message ? { message } : {}),
+            },
+          });
+        },
+      });
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, session);
+      },
+      onsessionclosed: (id) => {
+        this.sessions.delete(id);
+      },
+    });
+    const session: McpSession = { transport, server, credentialId: principal.credentialId };
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return session;
+  }
+}

@@ -1,0 +1,92 @@
+import { type ErrorCode, LetKiteError, type ToolDescriptor, toLetKiteError } from '@letkite/protocol';
+import { z } from 'zod';
+import type { Principal } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+
+/** What one tool call knows besides its input. */
+export interface ToolCallContext {
+  deps: GatewayDeps;
+  principal: Principal;
+  /** Aborted when the client cancels the request or the session closes. */
+  signal: AbortSignal;
+  /** Sends an MCP progress notification when the client asked for progress; a no-op otherwise. */
+  progress: (progress: number, total?: number, message?: string) => Promise<void>;
+  /** Filled by the handler for the audit record written after the call. */
+  audit: { target?: string; decision?: string; details?: Record<string, unknown> };
+}
+
+export interface ToolHandler {
+  descriptor: ToolDescriptor;
+  run(input: unknown, ctx: ToolCallContext): Promise<unknown>;
+}
+
+/** Binds a descriptor to its implementation; the input arrives already validated by the descriptor's schema. */
+export function defineHandler<I extends z.ZodObject, O extends z.ZodObject>(
+  descriptor: ToolDescriptor<I, O>,
+  run: (input: z.infer<I>, ctx: ToolCallContext) => Promise<z.infer<O>>,
+): ToolHandler {
+  return { descriptor, run: (input, ctx) => run(input as z.infer<I>, ctx) };
+}
+
+export interface CallToolResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+export function errorResult(err: LetKiteError): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toPayload()) }] };
+}
+
+/** Validates input, runs the handler, validates output and writes the audit record. */
+export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCallContext): Promise<CallToolResult> {
+  const { descriptor } = handler;
+  let outcome: ErrorCode | 'ok' = 'ok';
+  try {
+    const parsed = descriptor.input.safeParse(args ?? {});
+    if (!parsed.success) {
+      throw new LetKiteError(
+        'invalid_params',
+        `invalid arguments for ${descriptor.name}: ${z.prettifyError(parsed.error)}`,
+        {
+          issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+        },
+      );
+    }
+    const result = descriptor.output.parse(await handler.run(parsed.data, ctx)) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
+  } catch (err) {
+    const e = toLetKiteError(err);
+    if (!(err instanceof LetKiteError)) ctx.deps.log(`tool ${descriptor.name} failed: ${String(err)}`);
+    outcome = e.code;
+    return errorResult(e);
+  } finally {
+    await ctx.deps.store.appendAudit({
+      accountId: ctx.principal.accountId,
+      at: ctx.deps.now().toISOString(),
+      actor: ctx.principal.actor,
+      action: `tool.${descriptor.name}`,
+      target: ctx.audit.target ?? null,
+      decision: ctx.audit.decision ?? null,
+      outcome,
+      details: ctx.audit.details ?? {},
+    });
+  }
+}
+
+/** The JSON Schema published in tools/list — generated from the same zod object that validates. */
+export function publishedTool(descriptor: ToolDescriptor) {
+  const strip = (schema: Record<string, unknown>) => {
+    const { $schema: _s, ...rest } = schema;
+    return rest;
+  };
+  return {
+    name: descriptor.name,
+    title: descriptor.title,
+    description: descriptor.description,
+    inputSchema: strip(z.toJSONSchema(descriptor.input, { io: 'input' }) as Record<string, unknown>),
+    outputSchema: strip(z.toJSONSchema(descriptor.output, { io: 'output' }) as Record<string, unknown>),
+    annotations: { title: descriptor.title, ...descriptor.annotations },
+  };
+}

@@ -1,0 +1,272 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { and, desc, eq, isNull } from 'drizzle-orm';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import type {
+  Account,
+  AgentSeen,
+  ApiToken,
+  AuditEvent,
+  AuditEventInput,
+  Grant,
+  JoinToken,
+  Machine,
+  Role,
+  Store,
+  User,
+} from '../types';
+import * as schema from './schema';
+
+const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle/sqlite');
+
+type Db = BetterSQLite3Database<typeof schema>;
+
+function auditRow(e: AuditEventInput): typeof schema.auditEvents.$inferInsert {
+  return {
+    accountId: e.accountId,
+    at: e.at,
+    actor: e.actor,
+    action: e.action,
+    target: e.target ?? null,
+    decision: e.decision ?? null,
+    outcome: e.outcome ?? null,
+    details: JSON.stringify(e.details ?? {}),
+  };
+}
+
+function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
+  return {
+    id: r.id,
+    accountId: r.accountId,
+    name: r.name,
+    publicKey: r.publicKey,
+    hostname: r.hostname,
+    os: r.os,
+    osRelease: r.osRelease,
+    arch: r.arch,
+    agentVersion: r.agentVersion,
+    labels: JSON.parse(r.labels) as string[],
+    ceiling: r.ceiling === null ? null : (JSON.parse(r.ceiling) as unknown),
+    ceilingSource: r.ceilingSource,
+    ceilingError: r.ceilingError,
+    enrolledAt: r.enrolledAt,
+    lastSeenAt: r.lastSeenAt,
+  };
+}
+
+/** The embedded store: one SQLite file (WAL), migrations applied on open. */
+export class SqliteStore implements Store {
+  private readonly sqlite: Database.Database;
+  private readonly db: Db;
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.sqlite = new Database(file);
+    this.sqlite.pragma('journal_mode = WAL');
+    this.sqlite.pragma('foreign_keys = ON');
+    // Several processes (gateway, `letkite admin …`) share the file; wait for a lock instead of failing.
+    this.sqlite.pragma('busy_timeout = 5000');
+    this.db = drizzle(this.sqlite, { schema });
+    migrate(this.db, { migrationsFolder });
+  }
+
+  async bootstrap(now: string): Promise<{ account: Account; owner: User }> {
+    return this.db.transaction((tx) => {
+      const existing = tx.select().from(schema.accounts).orderBy(schema.accounts.createdAt).limit(1).get();
+      if (existing) {
+        const m = tx
+          .select()
+          .from(schema.memberships)
+          .where(and(eq(schema.memberships.accountId, existing.id), eq(schema.memberships.role, 'owner')))
+          .limit(1)
+          .get();
+        const owner = m && tx.select().from(schema.users).where(eq(schema.users.id, m.userId)).get();
+        if (!owner) throw new Error(`account ${existing.id} has no owner`);
+        return { account: existing, owner };
+      }
+      const account: Account = { id: `acc_${randomBytes(9).toString('hex')}`, name: 'default', createdAt: now };
+      const owner: User = { id: `usr_${randomBytes(9).toString('hex')}`, name: 'owner', email: null, createdAt: now };
+      tx.insert(schema.accounts).values(account).run();
+      tx.insert(schema.users).values(owner).run();
+      tx.insert(schema.memberships)
+        .values({ accountId: account.id, userId: owner.id, role: 'owner', createdAt: now })
+        .run();
+      tx.insert(schema.auditEvents)
+        .values(
+          auditRow({
+            accountId: account.id,
+            at: now,
+            actor: 'system',
+            action: 'account.bootstrap',
+            target: account.id,
+          }),
+        )
+        .run();
+      return { account, owner };
+    });
+  }
+
+  async getUser(id: string): Promise<User | null> {
+    return this.db.select().from(schema.users).where(eq(schema.users.id, id)).get() ?? null;
+  }
+
+  async roleOf(accountId: string, userId: string): Promise<Role | null> {
+    const m = this.db
+      .select()
+      .from(schema.memberships)
+      .where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.userId, userId)))
+      .get();
+    return (m?.role as Role | undefined) ?? null;
+  }
+
+  async createApiToken(token: ApiToken & { tokenHash: string }, audit: AuditEventInput): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.insert(schema.apiTokens)
+        .values({
+          id: token.id,
+          accountId: token.accountId,
+          userId: token.userId,
+          name: token.name,
+          tokenHash: token.tokenHash,
+          grant: JSON.stringify(token.grant),
+          createdAt: token.createdAt,
+          expiresAt: token.expiresAt,
+          revokedAt: token.revokedAt,
+        })
+        .run();
+      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+    });
+  }
+
+  async findApiTokenByHash(tokenHash: string): Promise<ApiToken | null> {
+    const r = this.db.select().from(schema.apiTokens).where(eq(schema.apiTokens.tokenHash, tokenHash)).get();
+    if (!r) return null;
+    return {
+      id: r.id,
+      accountId: r.accountId,
+      userId: r.userId,
+      name: r.name,
+      grant: JSON.parse(r.grant) as Grant,
+      createdAt: r.createdAt,
+      expiresAt: r.expiresAt,
+      revokedAt: r.revokedAt,
+    };
+  }
+
+  async touchApiToken(id: string, at: string): Promise<void> {
+    this.db.update(schema.apiTokens).set({ lastUsedAt: at }).where(eq(schema.apiTokens.id, id)).run();
+  }
+
+  async createJoinToken(token: JoinToken & { tokenHash: string }, audit: AuditEventInput): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.insert(schema.joinTokens).values(token).run();
+      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+    });
+  }
+
+  async findJoinTokenByHash(tokenHash: string): Promise<JoinToken | null> {
+    const r = this.db.select().from(schema.joinTokens).where(eq(schema.joinTokens.tokenHash, tokenHash)).get();
+    if (!r) return null;
+    const { tokenHash: _hash, ...rest } = r;
+    return rest;
+  }
+
+  async enrollMachine(joinTokenId: string, machine: Machine, audit: AuditEventInput): Promise<boolean> {
+    return this.db.transaction((tx) => {
+      const used = tx
+        .update(schema.joinTokens)
+        .set({ usedAt: machine.enrolledAt, machineId: machine.id })
+        .where(and(eq(schema.joinTokens.id, joinTokenId), isNull(schema.joinTokens.usedAt)))
+        .run();
+      if (used.changes !== 1) return false;
+      tx.insert(schema.machines)
+        .values({
+          ...machine,
+          labels: JSON.stringify(machine.labels),
+          ceiling: machine.ceiling === null ? null : JSON.stringify(machine.ceiling),
+        })
+        .run();
+      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      return true;
+    });
+  }
+
+  async getMachine(id: string): Promise<Machine | null> {
+    const r = this.db
+      .select()
+      .from(schema.machines)
+      .where(and(eq(schema.machines.id, id), isNull(schema.machines.revokedAt)))
+      .get();
+    return r ? machineFromRow(r) : null;
+  }
+
+  async listMachines(accountId: string): Promise<Machine[]> {
+    return this.db
+      .select()
+      .from(schema.machines)
+      .where(and(eq(schema.machines.accountId, accountId), isNull(schema.machines.revokedAt)))
+      .orderBy(schema.machines.name)
+      .all()
+      .map(machineFromRow);
+  }
+
+  async recordAgentSeen(machineId: string, seen: AgentSeen): Promise<void> {
+    this.db
+      .update(schema.machines)
+      .set({
+        hostname: seen.hostname,
+        os: seen.os,
+        osRelease: seen.osRelease,
+        arch: seen.arch,
+        agentVersion: seen.agentVersion,
+        lastSeenAt: seen.at,
+      })
+      .where(eq(schema.machines.id, machineId))
+      .run();
+  }
+
+  async recordCeiling(
+    machineId: string,
+    report: { ceiling: unknown; source: string; error: string | null },
+    audit: AuditEventInput | null,
+  ): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.update(schema.machines)
+        .set({
+          ceiling: report.ceiling === null ? null : JSON.stringify(report.ceiling),
+          ceilingSource: report.source,
+          ceilingError: report.error,
+        })
+        .where(eq(schema.machines.id, machineId))
+        .run();
+      if (audit) tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+    });
+  }
+
+  async appendAudit(event: AuditEventInput): Promise<void> {
+    this.db.insert(schema.auditEvents).values(auditRow(event)).run();
+  }
+
+  async listAudit(accountId: string, options: { limit: number; action?: string }): Promise<AuditEvent[]> {
+    const where =
+      options.action === undefined
+        ? eq(schema.auditEvents.accountId, accountId)
+        : and(eq(schema.auditEvents.accountId, accountId), eq(schema.auditEvents.action, options.action));
+    return this.db
+      .select()
+      .from(schema.auditEvents)
+      .where(where)
+      .orderBy(desc(schema.auditEvents.id))
+      .limit(options.limit)
+      .all()
+      .map((r) => ({ ...r, details: JSON.parse(r.details) as Record<string, unknown> }));
+  }
+
+  async close(): Promise<void> {
+    this.sqlite.close();
+  }
+}
