@@ -1,0 +1,163 @@
+import { crossesBreak, type JoinedLines, joinLines, toOriginalRange } from './line-joins';
+import { findKeyBlocks, findKeyMarkers } from './private-keys';
+import { type SecretRule, secretRules } from './secret-rules';
+
+/** What masking replaces a secret with. */
+export const MASK = '***';
+
+/** One stretch of text to mask, in the original text's offsets. */
+export interface MaskRange {
+  readonly start: number;
+  readonly end: number;
+  /** Where the evidence starts (the `password=` before the value); a stream must not cut between the two. */
+  readonly contextStart: number;
+  /** Replace the whole range, line breaks included, with one `***` (private key blocks). */
+  readonly collapse: boolean;
+}
+
+export interface ScanOptions {
+  /** Account redaction patterns, already compiled (see `compileRedactionPatterns`). */
+  readonly extraPatterns?: readonly RegExp[] | undefined;
+  /** The text continues a private key block whose BEGIN line came earlier. */
+  readonly insidePrivateKey?: boolean | undefined;
+}
+
+export interface ScanResult {
+  /** Sorted, merged, never overlapping or touching. */
+  readonly ranges: MaskRange[];
+  /** The last private key block may continue past the end of the text. */
+  readonly privateKeyOpenAtEnd: boolean;
+}
+
+const accountRule = (pattern: RegExp): SecretRule => ({
+  id: 'account-pattern',
+  pattern:
+    pattern.global && !pattern.sticky ? pattern : new RegExp(pattern.source, `${pattern.flags.replace('y', '')}g`),
+  wraps: true,
+  boundary: false,
+});
+
+const secretGroups = ['secret', 'secret2', 'secret3'] as const;
+
+function isAlphanumeric(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+function collect(rule: SecretRule, text: string, haystack: string, joined: JoinedLines | null, out: MaskRange[]): void {
+  const re = rule.pattern;
+  re.lastIndex = 0;
+  for (let m = re.exec(haystack); m !== null; m = re.exec(haystack)) {
+    const matchStart = m.index;
+    const matchEnd = matchStart + m[0].length;
+    if (matchEnd === matchStart) {
+      re.lastIndex = matchStart + 1;
+      continue;
+    }
+    if (joined !== null && !crossesBreak(joined, matchStart, matchEnd)) continue;
+    let secretStart = matchStart;
+    let secretEnd = matchEnd;
+    const groups = m.indices?.groups;
+    if (groups !== undefined) {
+      for (const name of secretGroups) {
+        const span = groups[name];
+        if (span !== undefined) {
+          [secretStart, secretEnd] = span;
+          break;
+        }
+      }
+    }
+    const [contextStart] = joined === null ? [matchStart] : toOriginalRange(joined, matchStart, matchEnd);
+    const rejected =
+      (rule.boundary && contextStart > 0 && isAlphanumeric(text.charCodeAt(contextStart - 1))) ||
+      /^\*+$/.test(haystack.slice(secretStart, secretEnd)) ||
+      (rule.accept !== undefined && !rule.accept(haystack.slice(secretStart, secretEnd)));
+    if (rejected) {
+      re.lastIndex = matchStart + 1;
+      continue;
+    }
+    const [start, end] = joined === null ? [secretStart, secretEnd] : toOriginalRange(joined, secretStart, secretEnd);
+    out.push({ start, end, contextStart, collapse: false });
+  }
+}
+
+function merge(ranges: MaskRange[]): MaskRange[] {
+  ranges.sort((a, b) => a.start - b.start);
+  const merged: MaskRange[] = [];
+  for (const r of ranges) {
+    const last = merged.at(-1);
+    if (last !== undefined && r.start <= last.end) {
+      merged[merged.length - 1] = {
+        start: last.start,
+        end: Math.max(last.end, r.end),
+        contextStart: Math.min(last.contextStart, r.contextStart),
+        collapse: last.collapse || r.collapse,
+      };
+    } else {
+      merged.push(r);
+    }
+  }
+  return merged;
+}
+
+/**
+ * Finds every secret in the text: each known format on the text as it is, the formats that can wrap once more on
+ * the text with its line breaks removed (keeping only matches that cross a break), then private key blocks.
+ */
+export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult {
+  const joined = joinLines(text);
+  const found: MaskRange[] = [];
+  const rules = [...secretRules, ...(options.extraPatterns ?? []).map(accountRule)];
+  for (const rule of rules) {
+    collect(rule, text, text, null, found);
+    if (rule.wraps && joined !== null) collect(rule, text, joined.text, joined, found);
+  }
+  const keys = findKeyBlocks(text, findKeyMarkers(text, joined), options.insidePrivateKey === true);
+  for (const block of keys.blocks) {
+    found.push({ start: block.start, end: block.end, contextStart: block.start, collapse: true });
+  }
+  return { ranges: merge(found), privateKeyOpenAtEnd: keys.openAtEnd };
+}
+
+/** `***`, followed by the line breaks the range covered unless it collapses, so wrapped output keeps its shape. */
+export function replacementFor(text: string, range: MaskRange): string {
+  if (range.collapse) return MASK;
+  const breaks = text.slice(range.start, range.end).match(/\r\n|\n|\r/g);
+  return breaks === null ? MASK : MASK + breaks.join('');
+}
+
+export interface AppliedMask {
+  readonly text: string;
+  /** For each range, where its `***` ends in the masked text. */
+  readonly maskEnds: number[];
+}
+
+/** Replaces the ranges in `text.slice(0, until)`; ranges must lie before `until`. */
+export function applyMask(text: string, ranges: readonly MaskRange[], until = text.length): AppliedMask {
+  const parts: string[] = [];
+  const maskEnds: number[] = [];
+  let length = 0;
+  let pos = 0;
+  for (const r of ranges) {
+    if (r.start >= until) break;
+    const kept = text.slice(pos, r.start);
+    const replacement = replacementFor(text, r);
+    parts.push(kept, replacement);
+    length += kept.length;
+    maskEnds.push(length + MASK.length);
+    length += replacement.length;
+    pos = r.end;
+  }
+  parts.push(text.slice(pos, until));
+  return { text: parts.join(''), maskEnds };
+}
+
+/** Where original offset `pos` lands in the masked text (a position inside a range lands at its start). */
+export function maskedOffset(text: string, ranges: readonly MaskRange[], pos: number): number {
+  let delta = 0;
+  for (const r of ranges) {
+    if (r.start >= pos) break;
+    if (r.end > pos) return r.start + delta;
+    delta += replacementFor(text, r).length - (r.end - r.start);
+  }
+  return pos + delta;
+}

@@ -1,0 +1,154 @@
+/**
+ * The catalogue of known secret formats. Each rule is one regex; `scanSecrets` runs them all. Quantifiers are
+ * bounded and no group is both repeated and internally repeated, so no rule backtracks catastrophically. Private
+ * key blocks are not here: they span lines and are paired by `private-keys.ts`.
+ */
+export interface SecretRule {
+  /** Stable name, used by tests and the README. */
+  readonly id: string;
+  /**
+   * A global regex. When it has named groups starting with `secret` (compiled with the `d` flag), only the first of
+   * them that took part in the match is masked, so the key name around it stays readable; otherwise the whole
+   * match is masked.
+   */
+  readonly pattern: RegExp;
+  /** Also searched in the text with its line breaks removed, so a token wrapped by a terminal or `fold` is found. */
+  readonly wraps: boolean;
+  /** The character before the match must not be a letter or digit (a line start counts as a boundary). */
+  readonly boundary: boolean;
+  /** A further check on the secret, for formats whose shape alone would also match ordinary words. */
+  readonly accept?: (secret: string) => boolean;
+}
+
+/** Real API keys are random: at least one digit and one capital, which hyphenated prose (`sk-learn-…`) lacks. */
+function looksRandom(secret: string): boolean {
+  return /[0-9]/.test(secret) && /[A-Z]/.test(secret);
+}
+
+/** Values that name a secret rather than hold one: already masked, or a variable reference. */
+function isPlaceholder(value: string): boolean {
+  return /^\*+$/.test(value) || /^\$\{\{/.test(value) || /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(value);
+}
+
+const notPlaceholder = (value: string): boolean => !isPlaceholder(value);
+
+// `key = value` with the value double-quoted (escapes allowed), single-quoted, or bare up to a separator.
+const assignedValue = String.raw`(?:"(?<secret>(?:[^"\\\r\n]|\\.){1,1024})"|'(?<secret2>[^'\r\n]{1,1024})'|(?<secret3>[^\s"',;&]{1,1024}))`;
+const secretKeyword =
+  '(?:pass(?:word|wd|phrase)|secret(?:[_-]?key(?:[_-]?base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)';
+// A `--flag value` value may not start with `-`, so `--token --verbose` is left alone.
+const flagValue = String.raw`(?:"(?<secret>(?:[^"\\\r\n]|\\.){1,1024})"|'(?<secret2>[^'\r\n]{1,1024})'|(?<secret3>[^\s"'-][^\s"']{0,1023}))`;
+const flagKeyword = '(?:password|passwd|passphrase|token|secret|api-key|access-key|client-secret)';
+
+export const secretRules: readonly SecretRule[] = [
+  {
+    id: 'aws-access-key-id',
+    pattern: /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}/g,
+    wraps: true,
+    boundary: true,
+  },
+  {
+    id: 'aws-secret-access-key',
+    pattern: /aws_?secret_?access_?key["']?[ \t]{0,8}(?:=>|:=|[:=])[ \t]{0,8}["']?(?<secret>[A-Za-z0-9/+]{40})/dgi,
+    wraps: true,
+    boundary: false,
+  },
+  // Fixed length (GitHub's own scanners use {36}), so a token ending a line never reaches into the next one.
+  { id: 'github-token', pattern: /gh[pousr]_[A-Za-z0-9]{36}/g, wraps: true, boundary: true },
+  {
+    id: 'github-fine-grained-token',
+    pattern: /github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}/g,
+    wraps: true,
+    boundary: true,
+  },
+  {
+    id: 'gitlab-token',
+    pattern: /gl(?:pat|dt|rt|ptt|cbt|soat|oas)-[A-Za-z0-9_.-]{20,300}/g,
+    wraps: true,
+    boundary: true,
+  },
+  { id: 'slack-token', pattern: /xox[abposer]-[A-Za-z0-9-]{10,250}/g, wraps: true, boundary: true },
+  { id: 'slack-app-token', pattern: /xapp-[0-9]-[A-Za-z0-9-]{10,250}/g, wraps: true, boundary: true },
+  {
+    id: 'slack-webhook',
+    pattern: /hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{16,300})/dg,
+    wraps: true,
+    boundary: false,
+  },
+  { id: 'stripe-key', pattern: /(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g, wraps: true, boundary: true },
+  { id: 'stripe-webhook-secret', pattern: /whsec_[A-Za-z0-9+/=]{24,128}/g, wraps: true, boundary: true },
+  { id: 'google-api-key', pattern: /AIza[A-Za-z0-9_-]{35}/g, wraps: true, boundary: true },
+  { id: 'google-oauth-client-secret', pattern: /GOCSPX-[A-Za-z0-9_-]{28}/g, wraps: true, boundary: true },
+  { id: 'google-oauth-access-token', pattern: /ya29\.[A-Za-z0-9_-]{20,2048}/g, wraps: true, boundary: true },
+  {
+    id: 'anthropic-key',
+    pattern: /sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{20,250}/g,
+    wraps: true,
+    boundary: true,
+  },
+  {
+    id: 'openai-style-key',
+    pattern: /sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}/g,
+    wraps: true,
+    boundary: true,
+    accept: looksRandom,
+  },
+  { id: 'npm-token', pattern: /npm_[A-Za-z0-9]{36}/g, wraps: true, boundary: true },
+  { id: 'age-secret-key', pattern: /AGE-SECRET-KEY-1[0-9A-Z]{58}/g, wraps: true, boundary: true },
+  {
+    id: 'jwt',
+    pattern: /eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}/g,
+    wraps: true,
+    boundary: true,
+  },
+  {
+    id: 'connection-string-key',
+    pattern: /(?:AccountKey|SharedAccessKey|SharedSecret)=(?<secret>[A-Za-z0-9+/=%]{8,512})/dgi,
+    wraps: true,
+    boundary: false,
+  },
+  // ODBC `PWD=…;` only with the `;` that ends it, so the shell's `PWD=/home/me` survives.
+  {
+    id: 'connection-string-pwd',
+    pattern: /pwd=(?<secret>[^;\s]{1,256})(?=;)/dgi,
+    wraps: false,
+    boundary: true,
+    accept: notPlaceholder,
+  },
+  { id: 'sas-signature', pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/=]{16,512})/dg, wraps: true, boundary: false },
+  {
+    id: 'url-credentials',
+    pattern: /:\/\/[^\s:/@?#"'<>]{0,256}:(?<secret>[^\s/@?#"'<>]{1,512})@/dg,
+    wraps: true,
+    boundary: false,
+    accept: notPlaceholder,
+  },
+  {
+    id: 'authorization-header',
+    pattern:
+      /authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8})?(?<secret>[A-Za-z0-9._~+/=:-]{8,4096})/dgi,
+    wraps: true,
+    boundary: false,
+  },
+  {
+    id: 'bearer-token',
+    pattern: /bearer[ \t]{1,8}(?<secret>[A-Za-z0-9._~+/-]{16,4096}=*)/dgi,
+    wraps: true,
+    boundary: true,
+  },
+  // Assignments are single-line: a bare value has no known end, so joining lines would swallow the next line.
+  {
+    id: 'secret-assignment',
+    pattern: new RegExp(String.raw`${secretKeyword}["']?[ \t]{0,8}(?:=>|:=|[:=])[ \t]{0,8}${assignedValue}`, 'dgi'),
+    wraps: false,
+    boundary: false,
+    accept: notPlaceholder,
+  },
+  {
+    id: 'secret-flag',
+    pattern: new RegExp(String.raw`--${flagKeyword}[ \t]{1,8}${flagValue}`, 'dgi'),
+    wraps: false,
+    boundary: false,
+    accept: notPlaceholder,
+  },
+];
