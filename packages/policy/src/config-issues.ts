@@ -53,7 +53,13 @@ export function issuesFromZod(error: z.ZodError, data: unknown, lines?: Readonly
     }
     const value = valueAt(data, path);
     const got = issue.code === 'custom' || value === undefined ? undefined : quote(value);
-    const message = value === undefined && issue.code === 'invalid_type' ? 'required' : issue.message;
+    const missing = value === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value');
+    const message =
+      missing && issue.code === 'invalid_type'
+        ? 'required'
+        : missing && !issue.message.includes('required')
+          ? `required: ${issue.message}`
+          : issue.message;
     add(path, got === undefined ? message : `${message} (got ${got})`);
   }
   // Reading order: by line, issues without a line (missing keys) last; stable otherwise.

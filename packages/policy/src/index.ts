@@ -8,6 +8,9 @@
  * Depends on: @letkite/protocol (LetKiteError), @letkite/command-rules (CommandPolicy), zod, smol-toml.
  * Pure: no I/O, no clock.
  */
+
+/** The command-rule shape, re-exported for the ceiling's `rules` (its owner is @letkite/command-rules). */
+export { CommandRule } from '@letkite/command-rules';
 export {
   type BuiltinPolicyName,
   builtinPolicies,
