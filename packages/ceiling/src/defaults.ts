@@ -1,5 +1,8 @@
 import { Ceiling } from './ceiling-schema';
 
+/** Where the agent and `letkite ceiling check` look by default on Linux and macOS (DESIGN §5). */
+export const DEFAULT_CEILING_PATH = '/etc/letkite/ceiling.toml';
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {
     for (const inner of Object.values(value)) deepFreeze(inner);

@@ -17,7 +17,7 @@ export {
   ceilingCommandModes,
 } from './ceiling-schema';
 export { type ClampedPolicy, clampToCeiling } from './clamp-to-ceiling';
-export { CLOSED_CEILING, DEFAULT_CEILING } from './defaults';
+export { CLOSED_CEILING, DEFAULT_CEILING, DEFAULT_CEILING_PATH } from './defaults';
 export {
   type EffectivePermissions,
   type EffectivePermissionsInput,

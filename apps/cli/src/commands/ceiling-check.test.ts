@@ -1,0 +1,118 @@
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { DEFAULT_CEILING, parseCeilingToml } from '@letkite/ceiling';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { ceilingCheck } from './ceiling-check';
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'letkite-ceiling-check-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function check(args: string[]) {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const code = await ceilingCheck(args, { stdout, stderr });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+async function ceilingFile(text: string, mode = 0o644): Promise<string> {
+  const path = join(dir, 'ceiling.toml');
+  await writeFile(path, text);
+  await chmod(path, mode);
+  return path;
+}
+
+describe('letkite ceiling check', () => {
+  test('a valid file prints the effective ceiling as TOML, with source: file', async () => {
+    const path = await ceilingFile('version = 1\nshell = "off"\nrun_as = "svc"\n');
+    const { code, stdout, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout.split('\n')[0]).toBe(`# source: file (${path})`);
+    expect(parseCeilingToml(stdout)).toEqual({ ...DEFAULT_CEILING, shell: 'off', run_as: 'svc' });
+  });
+
+  test('a missing file prints the defaults, with source: defaults', async () => {
+    const { code, stdout } = await check([`--ceiling=${join(dir, 'absent.toml')}`]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^# source: defaults \(no file at .*absent\.toml\)\n/);
+    expect(parseCeilingToml(stdout)).toEqual(DEFAULT_CEILING);
+  });
+
+  test('an invalid file prints every error with its line and exits 2', async () => {
+    const path = await ceilingFile(
+      'version = 1\nshel = "off"\ngui = "all"\nfiles = [{ path = "rel", access = "rw" }]\n',
+    );
+    const { code, stdout, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('line 2: shel: unknown key "shel"');
+    expect(stderr).toContain('line 3: gui:');
+    expect(stderr).toContain('line 4: files[0].path:');
+  });
+
+  test('a TOML syntax error is printed with its line', async () => {
+    const path = await ceilingFile('version = 1\n\nshell = "off\n');
+    const { code, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('line 3:');
+  });
+
+  test('a file without version = 1 is refused', async () => {
+    const path = await ceilingFile('shell = "off"\n');
+    const { code, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('version:');
+  });
+
+  test('a group-writable file is refused even when its content is valid', async () => {
+    const path = await ceilingFile('version = 1\n', 0o664);
+    const { code, stdout, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('writable by its group (mode 0664)');
+  });
+
+  test('a world-writable file is refused', async () => {
+    const path = await ceilingFile('version = 1\n', 0o606);
+    const { code, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('writable by others');
+  });
+
+  test.skipIf(process.getuid?.() !== 0)('a file owned by another user is refused (run as root)', async () => {
+    const path = await ceilingFile('version = 1\n');
+    await chown(path, 12345, 12345);
+    const { code, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('owned by uid 12345');
+  });
+
+  test('a directory in place of the file is refused', async () => {
+    const path = join(dir, 'ceiling.toml');
+    await mkdir(path, { mode: 0o755 });
+    const { code, stderr } = await check(['--ceiling', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('not a regular file');
+  });
+
+  test('an unknown option is a usage error', async () => {
+    const { code, stderr } = await check(['--cieling', '/x']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('usage: letkite ceiling check');
+  });
+});

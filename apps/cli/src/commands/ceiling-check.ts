@@ -1,0 +1,83 @@
+import type { Stats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import {
+  type Ceiling,
+  checkCeilingFileMode,
+  DEFAULT_CEILING,
+  DEFAULT_CEILING_PATH,
+  parseCeilingToml,
+  renderCeilingToml,
+} from '@letkite/ceiling';
+import type { ConfigIssue } from '@letkite/policy';
+import { isLetKiteError } from '@letkite/protocol';
+import { EXIT_OK, EXIT_USAGE } from '../io';
+
+const USAGE = 'usage: letkite ceiling check [--ceiling PATH]';
+
+/**
+ * `letkite ceiling check [--ceiling PATH]`: prints the effective ceiling as TOML (headed by its source: the file,
+ * or the defaults when there is no file), or every reason the agent would fail closed — each schema error with
+ * its line, a wrong owner, a group- or world-writable file — and exits 2. `LETKITE_CEILING` is the caller's to
+ * turn into `--ceiling`.
+ */
+export async function ceilingCheck(
+  args: string[],
+  io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream },
+): Promise<number> {
+  let path: string;
+  try {
+    const { values } = parseArgs({ args, options: { ceiling: { type: 'string' } }, strict: true });
+    path = values.ceiling ?? DEFAULT_CEILING_PATH;
+  } catch (err) {
+    io.stderr.write(`letkite ceiling check: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+
+  let stats: Stats;
+  try {
+    stats = await stat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      io.stdout.write(`# source: defaults (no file at ${path})\n${renderCeilingToml(DEFAULT_CEILING)}`);
+      return EXIT_OK;
+    }
+    return fail(io, path, [`cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`]);
+  }
+
+  const problems: string[] = [];
+  const uid = process.getuid?.();
+  if (uid !== undefined) {
+    // The agent accepts root, or its own user when it does not run as root; this mirrors that for whoever runs
+    // the check.
+    const expectedUids = uid === 0 ? [0] : [0, uid];
+    for (const problem of checkCeilingFileMode({ uid: stats.uid, mode: stats.mode, expectedUids })) {
+      problems.push(problem.message);
+    }
+  }
+  if (!stats.isFile()) return fail(io, path, problems);
+
+  let ceiling: Ceiling | undefined;
+  try {
+    ceiling = parseCeilingToml(await readFile(path, 'utf8'));
+  } catch (err) {
+    if (isLetKiteError(err, 'invalid_params')) {
+      const issues = (err.details?.issues ?? []) as ConfigIssue[];
+      for (const issue of issues) {
+        const where = issue.line === undefined ? '' : `line ${issue.line}: `;
+        problems.push(`${where}${issue.path === '' ? '' : `${issue.path}: `}${issue.message}`);
+      }
+    } else {
+      problems.push(`cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  }
+  if (problems.length > 0 || !ceiling) return fail(io, path, problems);
+  io.stdout.write(`# source: file (${path})\n${renderCeilingToml(ceiling)}`);
+  return EXIT_OK;
+}
+
+function fail(io: { stderr: NodeJS.WritableStream }, path: string, problems: readonly string[]): number {
+  io.stderr.write(`${path}: the agent would refuse every request (fail closed):\n`);
+  for (const problem of problems) io.stderr.write(`  ${problem}\n`);
+  return EXIT_USAGE;
+}
