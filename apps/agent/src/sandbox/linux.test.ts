@@ -307,15 +307,17 @@ describe('process', () => {
 describe('as an unprivileged account (user namespace)', () => {
   test('hides denied paths, writes its rw path, cannot write elsewhere', async () => {
     const { spec, ro, rw } = fixture(NOBODY);
+    const outside = `/tmp/${unique()}`;
     const r = await runSandboxed(
       spec,
-      `id -u; ls -A ${ro}/secret; cat ${ro}/id.pem; cat ${ro}/public/hello.txt; echo w > ${rw}/out; echo x > ${ro}/public/x; echo y > /tmp/${unique()}`,
+      `id -u; ls -A ${ro}/secret; cat ${ro}/id.pem; cat ${ro}/public/hello.txt; echo w > ${rw}/out; echo x > ${ro}/public/x; echo y > ${outside}`,
       { uid: NOBODY },
     );
     expect(r.stdout).toBe(`${NOBODY}\nhello\n`);
     expect(r.stderr.match(/Permission denied/g)?.length).toBe(2);
     expect(readFileSync(join(rw, 'out'), 'utf8')).toBe('w\n');
     expect(existsSync(join(ro, 'public', 'x'))).toBe(false);
+    expect(existsSync(outside)).toBe(false);
     expect(readFileSync(join(ro, 'secret', 'token'), 'utf8')).toBe('TOP-SECRET\n');
   });
 
