@@ -3,6 +3,8 @@ import type { Store } from '../store/types';
 import type { Principal } from './principal';
 import { hashSecret } from './secrets';
 
+const lastTouched = new Map<string, number>();
+
 /** Resolves an `Authorization` header to a principal, or throws `unauthenticated` (the message never echoes it). */
 export async function authenticateBearer(store: Store, header: string | undefined, now: Date): Promise<Principal> {
   const m = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -13,7 +15,11 @@ export async function authenticateBearer(store: Store, header: string | undefine
   }
   const role = await store.roleOf(token.accountId, token.userId);
   if (!role) throw new LetKiteError('unauthenticated', 'the token belongs to someone no longer in the account');
-  await store.touchApiToken(token.id, now.toISOString());
+  // "Last used" is for people reading the token list; minute precision spares a write on every request.
+  if (lastTouched.get(token.id) === undefined || now.getTime() - (lastTouched.get(token.id) ?? 0) > 60_000) {
+    lastTouched.set(token.id, now.getTime());
+    await store.touchApiToken(token.id, now.toISOString());
+  }
   return {
     kind: 'api_token',
     credentialId: token.id,

@@ -67,6 +67,9 @@ export class SqliteStore implements Store {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.sqlite = new Database(file);
     this.sqlite.pragma('journal_mode = WAL');
+    // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits, which is the right
+    // trade for an audit append on every tool call (FULL costs an fsync each).
+    this.sqlite.pragma('synchronous = NORMAL');
     this.sqlite.pragma('foreign_keys = ON');
     // Several processes (gateway, `letkite admin …`) share the file; wait for a lock instead of failing.
     this.sqlite.pragma('busy_timeout = 5000');

@@ -1,0 +1,65 @@
+/**
+ * bench/exec-latency: N sequential MCP `exec` calls of `true` through a real gateway and agent, against spawning
+ * `true` directly from Node and against `ssh` to a local sshd — alternating, in one run, so machine noise hits all
+ * three alike. Prints p50/p99 and the ratios.
+ *
+ *   npx tsx bench/exec-latency/run.ts [N]
+ */
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { callTool, mcpClient, TestGateway } from '../../test/support/letkite';
+import { freePort, tempDir } from '../../test/support/processes';
+import { LocalSshd } from '../support/sshd';
+import { fmtMs, summary } from '../support/stats';
+
+const execFileAsync = promisify(execFile);
+const N = Number(process.argv[2] ?? 300);
+const SSH_EVERY = 5;
+
+function spawnTrue(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = spawn('true', [], { stdio: 'ignore' });
+    c.on('error', reject);
+    c.on('exit', () => resolve());
+  });
+}
+
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return performance.now() - t;
+}
+
+const gw = await TestGateway.start();
+const agent = await gw.addAgent('bench');
+const client = await mcpClient(gw.url, await gw.apiToken('bench'));
+const sshd = LocalSshd.available() ? new LocalSshd(tempDir('sshd'), await freePort()) : null;
+await sshd?.start();
+
+const mcp: number[] = [];
+const direct: number[] = [];
+const ssh: number[] = [];
+const run = async () => {
+  const r = await callTool(client, 'exec', { machine: 'bench', argv: ['true'] });
+  if (!r.ok) throw new Error(`exec failed: ${JSON.stringify(r.error)}`);
+};
+for (let i = 0; i < 20; i++) await run(); // warm-up: JIT, SQLite page cache, socket buffers
+for (let i = 0; i < N; i++) {
+  mcp.push(await time(run));
+  direct.push(await time(spawnTrue));
+  if (sshd && i % SSH_EVERY === 0) ssh.push(await time(() => execFileAsync('ssh', [...sshd.sshArgs(), 'true'])));
+}
+
+const rows = [summary('MCP exec via gateway+agent', mcp), summary('node spawn("true")', direct)];
+if (sshd) rows.push(summary('ssh 127.0.0.1 true (new connection)', ssh));
+const base = rows[1]?.p50 ?? 1;
+console.log(`\nexec latency, ${N} sequential calls (${new Date().toISOString().slice(0, 10)}, ${process.version})`);
+console.log('| what | n | p50 | p99 | p50 vs direct spawn |');
+console.log('|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${r.name} | ${r.n} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${(r.p50 / base).toFixed(2)}× |`);
+if (!sshd) console.log('(ssh skipped: install openssh-server to compare)');
+
+await client.close();
+sshd?.stop();
+await agent.dispose();
+await gw.dispose();
