@@ -4,28 +4,57 @@
  */
 export interface JoinedLines {
   readonly text: string;
-  /** `toOriginal[i]` is the offset in the original text of `text[i]`. */
-  readonly toOriginal: Uint32Array;
+  /** Per line (runs of break characters removed), where it starts in the joined text and in the original. */
+  readonly joinedStarts: Int32Array;
+  readonly originalStarts: Int32Array;
 }
 
 /** Returns null when the text has no line break, so callers skip the second search. */
 export function joinLines(text: string): JoinedLines | null {
   if (text.indexOf('\n') < 0 && text.indexOf('\r') < 0) return null;
-  const toOriginal = new Uint32Array(text.length);
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 10 && c !== 13) toOriginal[n++] = i;
+  const joinedStarts: number[] = [];
+  const originalStarts: number[] = [];
+  let joinedPos = 0;
+  let pos = 0;
+  for (const m of text.matchAll(/[\r\n]+/g)) {
+    joinedStarts.push(joinedPos);
+    originalStarts.push(pos);
+    joinedPos += m.index - pos;
+    pos = m.index + m[0].length;
   }
-  return { text: text.replace(/[\r\n]+/g, ''), toOriginal: toOriginal.subarray(0, n) };
+  joinedStarts.push(joinedPos);
+  originalStarts.push(pos);
+  return {
+    text: text.replace(/[\r\n]+/g, ''),
+    joinedStarts: Int32Array.from(joinedStarts),
+    originalStarts: Int32Array.from(originalStarts),
+  };
 }
 
-/** The original range `[start, end)` of the joined range `[start, end)`; it includes the breaks inside it. */
+/** The line holding joined offset `j`: the last line starting at or before it (empty lines share a start). */
+function lineOf(joined: JoinedLines, j: number): number {
+  const starts = joined.joinedStarts;
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= j) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function toOriginal(joined: JoinedLines, j: number): number {
+  const line = lineOf(joined, j);
+  return joined.originalStarts[line]! + (j - joined.joinedStarts[line]!);
+}
+
+/** The original range of the joined range `[start, end)`; it includes the breaks inside it. */
 export function toOriginalRange(joined: JoinedLines, start: number, end: number): [number, number] {
-  return [joined.toOriginal[start]!, joined.toOriginal[end - 1]! + 1];
+  return [toOriginal(joined, start), toOriginal(joined, end - 1) + 1];
 }
 
 /** Whether the joined range crossed a line break in the original (only those are new; the rest were found already). */
 export function crossesBreak(joined: JoinedLines, start: number, end: number): boolean {
-  return joined.toOriginal[end - 1]! - joined.toOriginal[start]! !== end - 1 - start;
+  return lineOf(joined, start) !== lineOf(joined, end - 1);
 }

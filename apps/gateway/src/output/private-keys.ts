@@ -33,10 +33,13 @@ export function findKeyMarkers(text: string, joined: JoinedLines | null): KeyMar
     }
     found.sort((a, b) => a.start - b.start);
   }
+  // A marker split inside its dashes is found twice (four dashes on one line, five across the break): keep one
+  // marker covering both.
   const markers: KeyMarker[] = [];
   for (const m of found) {
     const last = markers.at(-1);
     if (last === undefined || m.start >= last.end) markers.push(m);
+    else if (m.end > last.end) markers[markers.length - 1] = { ...last, end: m.end };
   }
   return markers;
 }

@@ -43,6 +43,47 @@ function isAlphanumeric(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
+/** A text and its lower-case copy, made once and only if a case-insensitive rule asks. */
+class Haystack {
+  private lower: string | undefined;
+  constructor(readonly text: string) {}
+  mayMatch(rule: SecretRule): boolean {
+    if (rule.needles === undefined) return true;
+    if (rule.pattern.ignoreCase) this.lower ??= this.text.toLowerCase();
+    const searched = rule.pattern.ignoreCase ? this.lower! : this.text;
+    return rule.needles.some((needle) => searched.includes(needle));
+  }
+}
+
+const stickyCopies = new WeakMap<RegExp, RegExp>();
+
+/**
+ * A token that is already complete at the end of its line, followed by a line that starts a new `key=` or `key:`
+ * (an env dump, HTTP headers, YAML) whose name the joined match would swallow: not taken as a wrap. Decided from
+ * the neighbouring lines only, so a stream masks exactly as the whole text would.
+ */
+function startsNewKeyOnNextLine(
+  rule: SecretRule,
+  text: string,
+  joined: JoinedLines,
+  matchStart: number,
+  matchEnd: number,
+): boolean {
+  const [start, end] = toOriginalRange(joined, matchStart, matchEnd);
+  const lineEnd = start + text.slice(start, end).search(/[\r\n]/);
+  const nextLine = lineEnd + (text.startsWith('\r\n', lineEnd) ? 2 : 1);
+  const key = /^[ \t]*["']?[A-Za-z_][\w.-]{0,127}["']?[ \t]*[:=]/.exec(text.slice(nextLine, nextLine + 160));
+  if (key === null || end > nextLine + key[0].length - 1) return false;
+  let sticky = stickyCopies.get(rule.pattern);
+  if (sticky === undefined) {
+    sticky = new RegExp(rule.pattern.source, `${rule.pattern.flags.replace('g', '')}y`);
+    stickyCopies.set(rule.pattern, sticky);
+  }
+  sticky.lastIndex = start;
+  const onItsLine = sticky.exec(text);
+  return onItsLine !== null && onItsLine.index + onItsLine[0].length === lineEnd;
+}
+
 function collect(rule: SecretRule, text: string, haystack: string, joined: JoinedLines | null, out: MaskRange[]): void {
   const re = rule.pattern;
   re.lastIndex = 0;
@@ -75,6 +116,7 @@ function collect(rule: SecretRule, text: string, haystack: string, joined: Joine
       re.lastIndex = matchStart + 1;
       continue;
     }
+    if (joined !== null && startsNewKeyOnNextLine(rule, text, joined, matchStart, matchEnd)) continue;
     const [start, end] = joined === null ? [secretStart, secretEnd] : toOriginalRange(joined, secretStart, secretEnd);
     out.push({ start, end, contextStart, collapse: false });
   }
@@ -107,9 +149,11 @@ export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult
   const joined = joinLines(text);
   const found: MaskRange[] = [];
   const rules = [...secretRules, ...(options.extraPatterns ?? []).map(accountRule)];
+  const original = new Haystack(text);
+  const withoutBreaks = joined === null ? null : new Haystack(joined.text);
   for (const rule of rules) {
-    collect(rule, text, text, null, found);
-    if (rule.wraps && joined !== null) collect(rule, text, joined.text, joined, found);
+    if (original.mayMatch(rule)) collect(rule, text, text, null, found);
+    if (rule.wraps && joined !== null && withoutBreaks?.mayMatch(rule)) collect(rule, text, joined.text, joined, found);
   }
   const keys = findKeyBlocks(text, findKeyMarkers(text, joined), options.insidePrivateKey === true);
   for (const block of keys.blocks) {

@@ -18,6 +18,11 @@ export interface SecretRule {
   readonly boundary: boolean;
   /** A further check on the secret, for formats whose shape alone would also match ordinary words. */
   readonly accept?: (secret: string) => boolean;
+  /**
+   * Literal text every match contains (lower case when the pattern ignores case): when the searched text holds
+   * none of them the regex is skipped, which keeps ordinary output fast.
+   */
+  readonly needles?: readonly string[];
 }
 
 /** Real API keys are random: at least one digit and one capital, which hyphenated prose (`sk-learn-…`) lacks. */
@@ -38,6 +43,9 @@ const secretKeyword =
   '(?:pass(?:word|wd|phrase)|secret(?:[_-]?key(?:[_-]?base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?)';
 // A `--flag value` value may not start with `-`, so `--token --verbose` is left alone.
 const flagValue = String.raw`(?:"(?<secret>(?:[^"\\\r\n]|\\.){1,1024})"|'(?<secret2>[^'\r\n]{1,1024})'|(?<secret3>[^\s"'-][^\s"']{0,1023}))`;
+// `=`, `:=` and `=>` as they come; a bare `:` only as YAML writes it (`key: value`), after a quoted JSON key, or
+// before a quoted value, so `x-access-token:…@host` in a URL is left to the url rule.
+const assignmentOperator = String.raw`(?:["']?[ \t]{0,8}(?:=>|:=|=)[ \t]{0,8}|["'][ \t]{0,8}:[ \t]{0,8}|[ \t]{0,8}:[ \t]{1,8}|:(?=["']))`;
 const flagKeyword = '(?:password|passwd|passphrase|token|secret|api-key|access-key|client-secret)';
 
 export const secretRules: readonly SecretRule[] = [
@@ -52,6 +60,7 @@ export const secretRules: readonly SecretRule[] = [
     pattern: /aws_?secret_?access_?key["']?[ \t]{0,8}(?:=>|:=|[:=])[ \t]{0,8}["']?(?<secret>[A-Za-z0-9/+]{40})/dgi,
     wraps: true,
     boundary: false,
+    needles: ['secret'],
   },
   // Fixed length (GitHub's own scanners use {36}), so a token ending a line never reaches into the next one.
   { id: 'github-token', pattern: /gh[pousr]_[A-Za-z0-9]{36}/g, wraps: true, boundary: true },
@@ -60,52 +69,95 @@ export const secretRules: readonly SecretRule[] = [
     pattern: /github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}/g,
     wraps: true,
     boundary: true,
+    needles: ['github_pat_'],
   },
   {
     id: 'gitlab-token',
     pattern: /gl(?:pat|dt|rt|ptt|cbt|soat|oas)-[A-Za-z0-9_.-]{20,300}/g,
     wraps: true,
     boundary: true,
+    needles: ['gl'],
   },
-  { id: 'slack-token', pattern: /xox[abposer]-[A-Za-z0-9-]{10,250}/g, wraps: true, boundary: true },
-  { id: 'slack-app-token', pattern: /xapp-[0-9]-[A-Za-z0-9-]{10,250}/g, wraps: true, boundary: true },
+  { id: 'slack-token', pattern: /xox[abposer]-[A-Za-z0-9-]{10,250}/g, wraps: true, boundary: true, needles: ['xox'] },
+  {
+    id: 'slack-app-token',
+    pattern: /xapp-[0-9]-[A-Za-z0-9-]{10,250}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['xapp-'],
+  },
   {
     id: 'slack-webhook',
     pattern: /hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{16,300})/dg,
     wraps: true,
     boundary: false,
+    needles: ['hooks.slack.com'],
   },
-  { id: 'stripe-key', pattern: /(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g, wraps: true, boundary: true },
-  { id: 'stripe-webhook-secret', pattern: /whsec_[A-Za-z0-9+/=]{24,128}/g, wraps: true, boundary: true },
-  { id: 'google-api-key', pattern: /AIza[A-Za-z0-9_-]{35}/g, wraps: true, boundary: true },
-  { id: 'google-oauth-client-secret', pattern: /GOCSPX-[A-Za-z0-9_-]{28}/g, wraps: true, boundary: true },
-  { id: 'google-oauth-access-token', pattern: /ya29\.[A-Za-z0-9_-]{20,2048}/g, wraps: true, boundary: true },
+  {
+    id: 'stripe-key',
+    pattern: /(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,247}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['_live_', '_test_'],
+  },
+  {
+    id: 'stripe-webhook-secret',
+    pattern: /whsec_[A-Za-z0-9+/=]{24,128}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['whsec_'],
+  },
+  { id: 'google-api-key', pattern: /AIza[A-Za-z0-9_-]{35}/g, wraps: true, boundary: true, needles: ['AIza'] },
+  {
+    id: 'google-oauth-client-secret',
+    pattern: /GOCSPX-[A-Za-z0-9_-]{28}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['GOCSPX-'],
+  },
+  {
+    id: 'google-oauth-access-token',
+    pattern: /ya29\.[A-Za-z0-9_-]{20,2048}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['ya29.'],
+  },
   {
     id: 'anthropic-key',
     pattern: /sk-ant-[a-z]{2,8}[0-9]{2}-[A-Za-z0-9_-]{20,250}/g,
     wraps: true,
     boundary: true,
+    needles: ['sk-ant-'],
   },
   {
     id: 'openai-style-key',
     pattern: /sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}/g,
     wraps: true,
     boundary: true,
+    needles: ['sk-'],
     accept: looksRandom,
   },
-  { id: 'npm-token', pattern: /npm_[A-Za-z0-9]{36}/g, wraps: true, boundary: true },
-  { id: 'age-secret-key', pattern: /AGE-SECRET-KEY-1[0-9A-Z]{58}/g, wraps: true, boundary: true },
+  { id: 'npm-token', pattern: /npm_[A-Za-z0-9]{36}/g, wraps: true, boundary: true, needles: ['npm_'] },
+  {
+    id: 'age-secret-key',
+    pattern: /AGE-SECRET-KEY-1[0-9A-Z]{58}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['AGE-SECRET-KEY-1'],
+  },
   {
     id: 'jwt',
     pattern: /eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,4096}/g,
     wraps: true,
     boundary: true,
+    needles: ['eyJ'],
   },
   {
     id: 'connection-string-key',
     pattern: /(?:AccountKey|SharedAccessKey|SharedSecret)=(?<secret>[A-Za-z0-9+/=%]{8,512})/dgi,
     wraps: true,
     boundary: false,
+    needles: ['accountkey', 'sharedaccesskey', 'sharedsecret'],
   },
   // ODBC `PWD=…;` only with the `;` that ends it, so the shell's `PWD=/home/me` survives.
   {
@@ -113,14 +165,22 @@ export const secretRules: readonly SecretRule[] = [
     pattern: /pwd=(?<secret>[^;\s]{1,256})(?=;)/dgi,
     wraps: false,
     boundary: true,
+    needles: ['pwd='],
     accept: notPlaceholder,
   },
-  { id: 'sas-signature', pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/=]{16,512})/dg, wraps: true, boundary: false },
+  {
+    id: 'sas-signature',
+    pattern: /[?&]sig=(?<secret>[A-Za-z0-9%+/=]{16,512})/dg,
+    wraps: true,
+    boundary: false,
+    needles: ['sig='],
+  },
   {
     id: 'url-credentials',
     pattern: /:\/\/[^\s:/@?#"'<>]{0,256}:(?<secret>[^\s/@?#"'<>]{1,512})@/dg,
     wraps: true,
     boundary: false,
+    needles: ['://'],
     accept: notPlaceholder,
   },
   {
@@ -129,19 +189,22 @@ export const secretRules: readonly SecretRule[] = [
       /authorization["']?[ \t]{0,8}[:=][ \t]{0,8}["']?(?:(?:bearer|basic|token|bot|apikey)[ \t]{1,8})?(?<secret>[A-Za-z0-9._~+/=:-]{8,4096})/dgi,
     wraps: true,
     boundary: false,
+    needles: ['authorization'],
   },
   {
     id: 'bearer-token',
     pattern: /bearer[ \t]{1,8}(?<secret>[A-Za-z0-9._~+/-]{16,4096}=*)/dgi,
     wraps: true,
     boundary: true,
+    needles: ['bearer'],
   },
   // Assignments are single-line: a bare value has no known end, so joining lines would swallow the next line.
   {
     id: 'secret-assignment',
-    pattern: new RegExp(String.raw`${secretKeyword}["']?[ \t]{0,8}(?:=>|:=|[:=])[ \t]{0,8}${assignedValue}`, 'dgi'),
+    pattern: new RegExp(`${secretKeyword}${assignmentOperator}${assignedValue}`, 'dgi'),
     wraps: false,
     boundary: false,
+    needles: ['pass', 'secret', 'token', 'key', 'credential'],
     accept: notPlaceholder,
   },
   {
@@ -149,6 +212,7 @@ export const secretRules: readonly SecretRule[] = [
     pattern: new RegExp(String.raw`--${flagKeyword}[ \t]{1,8}${flagValue}`, 'dgi'),
     wraps: false,
     boundary: false,
+    needles: ['--'],
     accept: notPlaceholder,
   },
 ];

@@ -81,8 +81,9 @@ export function createStreamMasker(options: StreamMaskerOptions = {}): StreamMas
   return {
     push(chunk) {
       pending += chunk;
-      // Rescan only after another holdChars arrived, so tiny chunks cost amortised linear time.
-      if (pending.length < 2 * holdChars || pending.length - scannedLength < holdChars) return '';
+      // Rescan only after 4 × holdChars more arrived: each character is scanned about 1.25 times however small
+      // the chunks, at the price of up to 5 × holdChars of latency.
+      if (pending.length - scannedLength < 4 * holdChars) return '';
       return emit(false);
     },
     end() {
