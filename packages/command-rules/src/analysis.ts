@@ -1,0 +1,51 @@
+import type { Verdict } from './policy-schema';
+import type { Arg, Reason } from './types';
+
+/** Deepest nesting of `sh -c`, `eval`, wrappers and substitutions looked into before giving up (opaque). */
+export const maxNestingDepth = 12;
+/** Most commands one line may contain before the rest is treated as unknown (opaque). */
+export const maxCommands = 2000;
+
+/** What a command reads on its standard input, as far as it can be known before running. */
+export type StdinFeed =
+  | { known: true; text: string; what: string }
+  | { known: false; what: string; evidence?: string | undefined };
+
+/** One command found in the line (after unwrapping), to be matched against rules and the built-in layers. */
+export interface CommandRecord {
+  args: Arg[];
+}
+
+/** Everything found in one command line: its commands and what the analysis could not see through. */
+export class Analysis {
+  readonly commands: CommandRecord[] = [];
+  readonly findings: Reason[] = [];
+  private truncated = false;
+
+  addCommand(args: Arg[]): boolean {
+    if (this.commands.length >= maxCommands) {
+      if (!this.truncated) this.opaque([], `more than ${maxCommands} commands in one line`);
+      this.truncated = true;
+      return false;
+    }
+    this.commands.push({ args });
+    return true;
+  }
+
+  opaque(args: readonly Arg[], message: string, verdict: Verdict = 'approve'): void {
+    this.findings.push({ command: words(args), layer: 'opaque', verdict, message });
+  }
+
+  parseProblem(message: string, verdict: Verdict = 'approve'): void {
+    this.findings.push({ command: [], layer: 'parse', verdict, message });
+  }
+
+  catastrophic(args: readonly Arg[], message: string): void {
+    this.findings.push({ command: words(args), layer: 'catastrophic', verdict: 'deny', message });
+  }
+}
+
+/** The words of a command as shown in reasons. */
+export function words(args: readonly Arg[]): string[] {
+  return args.map((arg) => arg.display);
+}

@@ -1,0 +1,773 @@
+import { type Analysis, maxNestingDepth, type StdinFeed } from './analysis';
+import { hasOption, type OptionSpec, optionValue, type ParsedOptions, parseOptions } from './options';
+import { evidenceName } from './paths';
+import { sedScriptRunsCommands } from './sed-script';
+import type { Arg } from './types';
+import { analyzeShellText, decodeBase64Text } from './walk';
+import { literalArg, unknownArg } from './words';
+
+/** Variables that decide which program or code runs; setting them makes what follows opaque. */
+const runtimeVariable =
+  /^(PATH|LD_[A-Z_]+|DYLD_[A-Z_]+|BASH_ENV|ENV|BASH_FUNC_.*|SHELLOPTS|BASHOPTS|IFS|PS4|PROMPT_COMMAND|PYTHON(PATH|STARTUP|HOME|INSPECT)|NODE_OPTIONS|NODE_PATH|PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|GIT_(SSH|SSH_COMMAND|EXTERNAL_DIFF|PAGER|EDITOR|SEQUENCE_EDITOR|ASKPASS|EXEC_PATH|TEMPLATE_DIR|PROXY_COMMAND|CONFIG.*)|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|BROWSER|SSH_ASKPASS|SUDO_ASKPASS|GCONV_PATH)$/;
+
+export function isRuntimeVariable(name: string): boolean {
+  return runtimeVariable.test(name);
+}
+
+/** One command being looked at: unwrapping and the opaque checks need its words, input and depth. */
+class Invocation {
+  constructor(
+    readonly args: Arg[],
+    readonly acc: Analysis,
+    readonly depth: number,
+    readonly stdin: StdinFeed | undefined,
+    readonly program: string,
+  ) {}
+
+  /** The inner command of a wrapper, checked like any other. */
+  runInner(inner: readonly Arg[], stdin: StdinFeed | undefined = this.stdin): void {
+    if (inner.length > 0) analyzeInvocation([...inner], this.acc, this.depth + 1, stdin);
+  }
+
+  /** Shell code carried in a word (`sh -c`, `eval`, `su -c`), parsed and checked recursively. */
+  runShellWord(arg: Arg | undefined, what: string): void {
+    if (!arg) return;
+    if (arg.dynamic) this.opaque(`${what} is known only at run time`);
+    else analyzeShellText(arg.value, this.acc, this.depth + 1);
+  }
+
+  runShellText(text: string): void {
+    analyzeShellText(text, this.acc, this.depth + 1);
+  }
+
+  /** Shell code made of several words joined with spaces (`eval a b`, `watch cmd args`). */
+  runJoinedWords(words: readonly Arg[], what: string): void {
+    if (words.length === 0) return;
+    if (words.some((word) => word.dynamic)) this.opaque(`${what} is known only at run time`);
+    else this.runShellText(words.map((word) => word.value).join(' '));
+  }
+
+  opaque(message: string): void {
+    this.acc.opaque(this.args, message);
+  }
+
+  /** A shell or interpreter that reads its program from standard input. */
+  programFromStdin(kind: 'shell' | 'interpreter'): void {
+    const feed = this.stdin;
+    if (!feed) return;
+    if (feed.known && kind === 'shell') {
+      this.runShellText(feed.text);
+      return;
+    }
+    this.opaque(`a program fed through ${feed.what} to ${this.program}`);
+    if (kind === 'shell' && !feed.known && feed.evidence) this.runShellText(feed.evidence);
+  }
+
+  parse(spec: OptionSpec, start = 1): ParsedOptions {
+    const parsed = parseOptions(this.args, spec, start);
+    if (parsed.unknown) this.opaque(`${this.program}'s options are known only at run time`);
+    for (const assignment of parsed.assignments) {
+      const name = assignment.value.slice(0, assignment.value.indexOf('='));
+      if (isRuntimeVariable(name)) this.opaque(`setting ${name} changes which program or code runs`);
+    }
+    return parsed;
+  }
+
+  /** A plain wrapper: options, then the inner command with its own arguments. */
+  unwrap(spec: OptionSpec): ParsedOptions {
+    const parsed = this.parse(spec);
+    if (!parsed.unknown && !parsed.noCommand) this.runInner(parsed.rest);
+    return parsed;
+  }
+}
+
+/** Looks at one command: records it, unwraps wrappers into inner commands, flags what cannot be seen through. */
+export function analyzeInvocation(args: Arg[], acc: Analysis, depth: number, stdin: StdinFeed | undefined): void {
+  if (depth > maxNestingDepth) {
+    acc.opaque(args, `commands nested more than ${maxNestingDepth} levels deep`);
+    return;
+  }
+  if (!acc.addCommand(args)) return;
+  const name = args[0];
+  if (!name) return;
+  if (name.dynamic || name.glob) {
+    acc.opaque(args, 'the program name is known only at run time');
+    return;
+  }
+  const program = evidenceName(name.value);
+  const invocation = new Invocation(args, acc, depth, stdin, program);
+  const handler = handlers[program] ?? familyHandlers.find(([family]) => family.test(program))?.[1];
+  handler?.(invocation);
+  checkArithmeticArguments(invocation);
+}
+
+type Handler = (inv: Invocation) => void;
+
+const wrapperSpecs: Record<string, OptionSpec> = {
+  sudo: {
+    short: 'ugCDhpRrtTU',
+    long: [
+      'user',
+      'group',
+      'close-from',
+      'chdir',
+      'host',
+      'prompt',
+      'chroot',
+      'role',
+      'type',
+      'command-timeout',
+      'other-user',
+    ],
+    assignments: true,
+    noCommand: 'eVv',
+  },
+  doas: { short: 'uC' },
+  pkexec: { long: ['user'] },
+  nice: { short: 'n', long: ['adjustment'] },
+  ionice: { short: 'cn', long: ['class', 'classdata'], noCommand: 'pPu' },
+  nohup: {},
+  timeout: { short: 'sk', long: ['signal', 'kill-after'], leading: 1 },
+  time: { short: 'fo', long: ['format', 'output'] },
+  stdbuf: { short: 'ioe', long: ['input', 'output', 'error'] },
+  setsid: {},
+  command: { noCommand: 'vV' },
+  builtin: {},
+  exec: { short: 'a' },
+  chroot: { long: ['userspec', 'groups'], leading: 1 },
+  nsenter: { short: 'tSG', optionalShort: 'muinpUCTrw', long: ['target', 'setuid', 'setgid'] },
+  unshare: {
+    optionalShort: 'muinpUCT',
+    long: ['propagation', 'setgroups', 'map-user', 'map-group', 'map-users', 'map-groups'],
+  },
+  taskset: { leading: 1, noCommand: 'p' },
+  chrt: { short: 'TPD', leading: 1, noCommand: 'p' },
+  strace: { short: 'abeEIoOpPsSuUX' },
+  'systemd-run': {
+    short: 'pEuHM',
+    long: [
+      'property',
+      'setenv',
+      'unit',
+      'host',
+      'machine',
+      'slice',
+      'description',
+      'uid',
+      'gid',
+      'nice',
+      'working-directory',
+      'service-type',
+      'on-calendar',
+      'on-active',
+    ],
+  },
+  caffeinate: { short: 'tw' },
+  'ssh-agent': { short: 'aEPt', noCommand: 'kD' },
+  unbuffer: {},
+  catchsegv: {},
+  'dbus-run-session': {},
+  proxychains: { short: 'f' },
+  proxychains4: { short: 'f' },
+  torsocks: {},
+  firejail: {},
+};
+
+const shells = new Set([
+  'sh',
+  'bash',
+  'rbash',
+  'zsh',
+  'dash',
+  'ksh',
+  'ksh93',
+  'mksh',
+  'ash',
+  'yash',
+  'posh',
+  'fish',
+  'tcsh',
+  'csh',
+]);
+
+const stdinPaths = new Set(['-', '/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
+
+function shellHandler(inv: Invocation): void {
+  const args = inv.args;
+  let command = false;
+  let readsStdin = false;
+  let i = 1;
+  for (; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic) {
+      inv.opaque(`${inv.program}'s arguments are known only at run time`);
+      return;
+    }
+    const value = arg.value;
+    if (value === '--' || value === '-') {
+      if (value === '-') readsStdin = true;
+      i++;
+      break;
+    }
+    if (/^--(rcfile|init-file)$/.test(value)) {
+      i++;
+      continue;
+    }
+    if (value.startsWith('--')) continue;
+    if (/^[-+][A-Za-z]+$/.test(value)) {
+      if (value.startsWith('-') && value.includes('c')) command = true;
+      if (value.startsWith('-') && value.includes('s')) readsStdin = true;
+      if (/[oO]$/.test(value)) i++;
+      continue;
+    }
+    break;
+  }
+  const operand = args[i];
+  if (command) {
+    inv.runShellWord(operand, `the ${inv.program} -c command`);
+    return;
+  }
+  if (!operand || readsStdin || stdinPaths.has(operand.value)) {
+    inv.programFromStdin('shell');
+    if (operand && stdinPaths.has(operand.value) && !inv.stdin)
+      inv.opaque(`${inv.program} reads a script from standard input`);
+    return;
+  }
+  if (operand.dynamic) inv.opaque(`the script ${inv.program} runs is chosen at run time`);
+}
+
+interface InterpreterSpec {
+  /** Short options whose value is program text. */
+  code: string;
+  /** Long options whose value is program text. */
+  codeLong?: readonly string[];
+  /** Short options that take the next word as a value. */
+  value?: string;
+  /** Short options that end option parsing without reading standard input (`python -m module`). */
+  stop?: string;
+  /** Subcommands that take program text (`deno eval`). */
+  codeCommands?: readonly string[];
+}
+
+function interpreterHandler(spec: InterpreterSpec): Handler {
+  return (inv) => {
+    const args = inv.args;
+    let operand: Arg | undefined;
+    let stopped = false;
+    for (let i = 1; i < args.length; i++) {
+      const arg = args[i] as Arg;
+      const value = arg.value;
+      if (arg.dynamic && (arg.splittable || value === '' || value.startsWith('-'))) {
+        inv.opaque(`${inv.program}'s arguments are known only at run time`);
+        return;
+      }
+      if (value === '--') {
+        operand = args[i + 1];
+        break;
+      }
+      if (value.startsWith('--')) {
+        const name = value.slice(2).split('=')[0] as string;
+        if (spec.codeLong?.includes(name)) {
+          inv.opaque(`${inv.program} runs program text given on the command line (--${name})`);
+          return;
+        }
+        continue;
+      }
+      if (value.startsWith('-') && value.length > 1) {
+        const letters = value.slice(1);
+        if ([...letters].some((letter) => spec.code.includes(letter))) {
+          inv.opaque(`${inv.program} runs program text given on the command line (${value})`);
+          return;
+        }
+        if (spec.stop?.includes(letters[0] as string)) {
+          stopped = true;
+          break;
+        }
+        if (spec.value?.includes(letters.at(-1) as string) && letters.length === 1) i++;
+        continue;
+      }
+      operand = arg;
+      break;
+    }
+    if (stopped) return;
+    if (operand && spec.codeCommands?.includes(operand.value)) {
+      inv.opaque(`${inv.program} ${operand.value} runs program text given on the command line`);
+      return;
+    }
+    if (!operand || stdinPaths.has(operand.value)) {
+      inv.programFromStdin('interpreter');
+      if (operand && !inv.stdin) inv.opaque(`${inv.program} reads its program from standard input`);
+      return;
+    }
+    if (operand.dynamic) inv.opaque(`the script ${inv.program} runs is chosen at run time`);
+  };
+}
+
+function awkHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    short: 'FvfeilE',
+    long: ['field-separator', 'assign', 'file', 'source', 'include', 'load', 'exec'],
+  });
+  if (parsed.unknown) return;
+  if (hasOption(parsed, 'f', 'file', 'i', 'include', 'l', 'load', 'E', 'exec')) {
+    inv.opaque(`${inv.program} runs a program from a file`);
+    return;
+  }
+  const programs = parsed.options.filter((o) => o.name === 'e' || o.name === 'source').map((o) => o.value);
+  if (programs.length === 0) programs.push(parsed.rest[0]);
+  for (const program of programs) {
+    if (!program) {
+      inv.programFromStdin('interpreter');
+      continue;
+    }
+    if (program.dynamic) inv.opaque(`the ${inv.program} program is known only at run time`);
+    else if (/\bsystem\b|\||\bgetline\b|>|@\w/.test(program.value)) {
+      inv.opaque(`the ${inv.program} program can run commands or write files`);
+    }
+  }
+}
+
+function sedHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    short: 'eflS',
+    optionalShort: 'i',
+    long: ['expression', 'file', 'line-length', 'separate'],
+  });
+  if (parsed.unknown) return;
+  if (hasOption(parsed, 'f', 'file')) {
+    inv.opaque('sed runs a script from a file');
+    return;
+  }
+  if (hasOption(parsed, 'sandbox')) return;
+  const scripts = parsed.options.filter((o) => o.name === 'e' || o.name === 'expression').map((o) => o.value);
+  if (scripts.length === 0) scripts.push(parsed.rest[0]);
+  for (const script of scripts) {
+    if (!script) continue;
+    if (script.dynamic) inv.opaque('the sed script is known only at run time');
+    else if (sedScriptRunsCommands(script.value)) inv.opaque('the sed script runs commands or writes files (e, w)');
+  }
+}
+
+const gitGlobalWithValue = new Set(['-C', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--list-cmds']);
+
+/** git's own commands; anything else may be an alias, and aliases can run shell commands. */
+const gitCommands = new Set(
+  (
+    'add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap ' +
+    'check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph ' +
+    'commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool fetch ' +
+    'fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch fsck gc get-tar-commit-id grep ' +
+    'gui hash-object help init instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit ' +
+    'maintenance merge merge-base merge-file merge-tree mergetool mktag mktree mv name-rev notes pack-objects ' +
+    'prune pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore ' +
+    'rev-list rev-parse revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status ' +
+    'stripspace submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack ' +
+    'verify-tag version whatchanged worktree write-tree lfs'
+  ).split(' '),
+);
+
+const gitConfigKeyRuns =
+  /^(alias\..*|core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|.*\.(command|cmd|helper|textconv|driver|program|clean|smudge|process|tool|path)|sequence\.editor|.*editor|.*pager\..*|pager\..*|uploadpack\..*|protocol\..*)$/i;
+
+function gitHandler(inv: Invocation): void {
+  const args = inv.args;
+  let i = 1;
+  for (; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    const value = arg.value;
+    if (arg.dynamic) {
+      inv.opaque('git arguments known only at run time');
+      return;
+    }
+    if (value === '-c' || value.startsWith('--config-env') || value.startsWith('--exec-path=')) {
+      inv.opaque('configuration on the git command line can make git run other programs');
+      return;
+    }
+    if (gitGlobalWithValue.has(value)) {
+      i++;
+      continue;
+    }
+    if (value.startsWith('-')) continue;
+    break;
+  }
+  const sub = args[i];
+  if (!sub) return;
+  if (!gitCommands.has(sub.value)) {
+    inv.opaque(`git ${sub.value} is not a git command, so it may be an alias, which can run any command`);
+    return;
+  }
+  const rest = args.slice(i + 1);
+  const values = rest.map((arg) => arg.value);
+  const has = (test: (value: string) => boolean) => values.some(test);
+  const runsPrograms =
+    has((v) => /^--(upload-pack|receive-pack|exec|extcmd|ext-diff|open-files-in-pager)(=|$)/.test(v)) ||
+    (['clone', 'fetch', 'pull', 'ls-remote'].includes(sub.value) && has((v) => v === '-u')) ||
+    (['rebase', 'difftool'].includes(sub.value) && has((v) => /^-[a-zA-Z]*x/.test(v))) ||
+    (sub.value === 'grep' && has((v) => /^-O/.test(v))) ||
+    (sub.value === 'submodule' && values.includes('foreach')) ||
+    sub.value === 'filter-branch' ||
+    (sub.value === 'config' && has((v) => gitConfigKeyRuns.test(v)));
+  if (runsPrograms) inv.opaque(`these git ${sub.value} options make git run other programs`);
+  if (sub.value === 'bisect' && values[0] === 'run') inv.runInner(rest.slice(1), undefined);
+}
+
+function findHandler(inv: Invocation): void {
+  const args = inv.args;
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.splittable && arg.dynamic) {
+      inv.opaque('the find expression is known only at run time');
+      return;
+    }
+    const value = arg.value;
+    if (value === '-exec' || value === '-execdir' || value === '-ok' || value === '-okdir') {
+      let end = i + 1;
+      while (end < args.length && !((args[end]?.value === ';' || args[end]?.value === '+') && !args[end]?.dynamic))
+        end++;
+      inv.runInner(args.slice(i + 1, end).map(placeholderToUnknown), undefined);
+      i = end;
+    } else if (/^-(delete|fprint|fprint0|fprintf|fls)$/.test(value)) {
+      inv.opaque(`find ${value} deletes or writes files`);
+    }
+  }
+}
+
+function placeholderToUnknown(arg: Arg): Arg {
+  if (!arg.value.includes('{}')) return arg;
+  return { ...unknownArg(arg.display, false), value: arg.value.replaceAll('{}', '') };
+}
+
+function xargsHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    short: 'adEILnPs',
+    optionalShort: 'eil',
+    long: [
+      'arg-file',
+      'delimiter',
+      'eof',
+      'replace',
+      'max-lines',
+      'max-args',
+      'max-procs',
+      'max-chars',
+      'process-slot-var',
+    ],
+  });
+  if (parsed.unknown) return;
+  const replace = parsed.options.find((o) => o.name === 'I' || o.name === 'i' || o.name === 'replace');
+  const inner = parsed.rest.length > 0 ? parsed.rest : [literalArg('echo')];
+  if (replace) {
+    const marker = replace.value?.value || '{}';
+    inv.runInner(
+      inner.map((arg) =>
+        arg.value.includes(marker)
+          ? { ...unknownArg(arg.display, false), value: arg.value.replaceAll(marker, '') }
+          : arg,
+      ),
+      undefined,
+    );
+  } else {
+    inv.runInner([...inner, unknownArg('<arguments read by xargs>', true)], undefined);
+  }
+}
+
+function envHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    short: 'uCS',
+    long: ['unset', 'chdir', 'split-string'],
+    assignments: true,
+    dashAlone: true,
+  });
+  if (parsed.unknown) return;
+  const split = optionValue(parsed, 'S', 'split-string');
+  if (split) {
+    if (split.dynamic || parsed.rest.some((arg) => arg.dynamic)) {
+      inv.opaque('env -S splits a string known only at run time');
+      return;
+    }
+    inv.runShellText([split.value, ...parsed.rest.map((arg) => shellQuote(arg.value))].join(' '));
+    return;
+  }
+  inv.runInner(parsed.rest);
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+function watchHandler(inv: Invocation): void {
+  const parsed = inv.parse({ short: 'nq', long: ['interval', 'equexit'] });
+  if (parsed.unknown) return;
+  if (hasOption(parsed, 'x', 'exec')) inv.runInner(parsed.rest);
+  else inv.runJoinedWords(parsed.rest, 'the command watch runs');
+}
+
+function suHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    short: 'cgGswu',
+    long: ['command', 'session-command', 'group', 'supp-group', 'shell', 'whitelist-environment', 'user'],
+  });
+  if (parsed.unknown) return;
+  const user = optionValue(parsed, 'u', 'user');
+  if (inv.program === 'runuser' && user) {
+    inv.runInner(parsed.rest[0]?.value === '--' ? parsed.rest.slice(1) : parsed.rest);
+    return;
+  }
+  const command = optionValue(parsed, 'c', 'command', 'session-command');
+  if (command) inv.runShellWord(command, `the ${inv.program} -c command`);
+  else if (parsed.rest.length > 1) inv.opaque(`arguments passed to the login shell by ${inv.program}`);
+}
+
+function evalHandler(inv: Invocation): void {
+  const words = inv.args.slice(1);
+  if (words.some((word) => word.dynamic)) inv.opaque('eval of text known only at run time');
+  else inv.runJoinedWords(words, 'eval');
+}
+
+function trapHandler(inv: Invocation): void {
+  const rest = inv.args.slice(1).filter((arg) => arg.value !== '--');
+  const action = rest[0];
+  if (!action || /^-[lp]$/.test(action.value) || action.value === '-' || rest.length < 2) return;
+  inv.runShellWord(action, 'the trap action');
+}
+
+function sourceHandler(inv: Invocation): void {
+  const operand = inv.args.slice(1).find((arg) => arg.value !== '--');
+  if (!operand) return;
+  if (operand.dynamic) inv.opaque(`the script ${inv.program} reads is chosen at run time`);
+  else if (stdinPaths.has(operand.value)) {
+    if (inv.stdin?.known) inv.runShellText(inv.stdin.text);
+    else inv.opaque(`${inv.program} runs a script from standard input`);
+  }
+}
+
+function powershellHandler(inv: Invocation): void {
+  const args = inv.args;
+  const valued = ['executionpolicy', 'ep', 'windowstyle', 'inputformat', 'outputformat', 'workingdirectory', 'wd'];
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic) {
+      inv.opaque(`${inv.program}'s arguments are known only at run time`);
+      return;
+    }
+    const match = /^(?:--?|\/)([A-Za-z]+)(?::(.*))?$/.exec(arg.value);
+    if (!match) {
+      inv.opaque(`${inv.program} runs PowerShell code given on the command line`);
+      inv.runJoinedWords(args.slice(i), 'the PowerShell command');
+      return;
+    }
+    const name = (match[1] as string).toLowerCase();
+    if (name === 'e' || name === 'ec' || (name.length >= 2 && 'encodedcommand'.startsWith(name))) {
+      const encoded = args[i + 1];
+      inv.opaque(`${inv.program} runs encoded PowerShell code`);
+      if (!encoded || encoded.dynamic) return;
+      const decoded = decodeBase64Text(encoded.value, 'utf-16le');
+      if (decoded === undefined) inv.acc.parseProblem('the encoded PowerShell command is not valid base64');
+      else inv.runShellText(decoded);
+      return;
+    }
+    if (name === 'c' || (name.length >= 3 && 'command'.startsWith(name))) {
+      inv.opaque(`${inv.program} runs PowerShell code given on the command line`);
+      const rest = args.slice(i + 1);
+      if (rest.length === 1 && rest[0]?.value === '-') inv.programFromStdin('interpreter');
+      else inv.runJoinedWords(rest, 'the PowerShell command');
+      return;
+    }
+    if (name === 'f' || (name.length >= 2 && 'file'.startsWith(name))) {
+      if (args[i + 1]?.value === '-') inv.programFromStdin('interpreter');
+      return;
+    }
+    if (valued.some((option) => option.startsWith(name) && name.length >= 2) && match[2] === undefined) i++;
+  }
+  inv.programFromStdin('interpreter');
+}
+
+function cmdHandler(inv: Invocation): void {
+  const index = inv.args.findIndex((arg, i) => i > 0 && /^\/[ck]$/i.test(arg.value));
+  if (index > 0) inv.runJoinedWords(inv.args.slice(index + 1), 'the cmd /c command');
+  else inv.programFromStdin('shell');
+}
+
+function sshHandler(inv: Invocation): void {
+  const parsed = inv.parse({ short: 'BbcDEeFIiJLlmOoPpQRSWw' });
+  if (parsed.unknown) return;
+  for (const option of parsed.options) {
+    if (option.name === 'F') inv.opaque(`${inv.program} -F reads a configuration that can run commands`);
+    if (option.name === 'S' && inv.program !== 'ssh') inv.opaque(`${inv.program} -S runs another program`);
+    if (
+      option.name === 'o' &&
+      (!option.value ||
+        option.value.dynamic ||
+        /^\s*(ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand|Match)/i.test(option.value.value))
+    ) {
+      inv.opaque(`${inv.program} -o ${option.value?.display ?? ''} runs a local command`);
+    }
+  }
+  if (inv.program !== 'ssh') return;
+  const remote = parsed.rest.slice(1);
+  if (remote.length > 0) inv.runJoinedWords(remote, 'the remote command');
+  else if (parsed.rest.length === 1 && inv.stdin) inv.programFromStdin('interpreter');
+}
+
+/** Options of ordinary tools that make them run another program or code. */
+const runningOptions: Array<[RegExp, RegExp, string]> = [
+  [/^rg$/, /^--(pre|hostname-bin)(=|$)/, 'rg runs a preprocessor command'],
+  [
+    /^(g?tar|bsdtar)$/,
+    /^(--(checkpoint-action|to-command|use-compress-program|info-script|new-volume-script|rsh-command|rmt-command)(=|$)|-[A-Za-z]*[IF])/,
+    'tar runs another program',
+  ],
+  [/^rsync$/, /^(--(rsh|rsync-path)(=|$)|-[A-Za-z]*e)/, 'rsync runs a remote shell command'],
+  [/^sort$/, /^--compress-program(=|$)/, 'sort runs a compression program'],
+  [/^zip$/, /^(-TT|--unzip-command)/, 'zip runs a test command'],
+  [/^tcpdump$/, /^-[A-Za-z]*z/, 'tcpdump runs a command on each file'],
+  [/^man$/, /^(-[A-Za-z]*[PH]|--(pager|html))/, 'man runs a pager or browser of your choice'],
+  [
+    /^(n?vim?|ex|view|vimdiff|gvim|rvim)$/,
+    /^(-c|--cmd|-S|-s|\+.+)$/,
+    'the editor runs commands given on its command line',
+  ],
+  [/^emacs$/, /^(--eval|-l|--load|-f|--funcall|-x|--script)(=|$)/, 'emacs evaluates code given on its command line'],
+  [
+    /^gdb$/,
+    /^(-ex|-iex|-x|-ix|--eval-command|--command|--init-command|--init-eval-command)(=|$)/,
+    'gdb runs commands given on its command line',
+  ],
+  [/^(apt|apt-get|aptitude)$/, /^(-o|--option)(=|$)/, 'apt options can set hooks that run commands'],
+  [/^(mapfile|readarray)$/, /^-[A-Za-z]*C/, 'mapfile -C runs a callback'],
+  [/^hash$/, /^-[A-Za-z]*p/, 'hash -p changes which program a name runs'],
+  [/^enable$/, /^-[A-Za-z]*f/, 'enable -f loads code into the shell'],
+  [/^shopt$/, /^expand_aliases$/, 'aliases would change what names run'],
+  [/^alias$/, /=/, 'an alias changes what a name runs'],
+];
+
+function tableOpaque(inv: Invocation): boolean {
+  for (const [program, option, message] of runningOptions) {
+    if (program.test(inv.program) && inv.args.some((arg, i) => i > 0 && option.test(arg.value))) {
+      inv.opaque(message);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Builtins that evaluate array subscripts in their arguments, where `$(…)` runs even if it was quoted. */
+const arithmeticBuiltins = new Set([
+  'let',
+  'test',
+  '[',
+  'read',
+  'printf',
+  'mapfile',
+  'readarray',
+  'unset',
+  'declare',
+  'typeset',
+  'local',
+  'export',
+  'readonly',
+  'wait',
+  'getopts',
+  'printf',
+]);
+
+function checkArithmeticArguments(inv: Invocation): void {
+  if (tableOpaque(inv)) return;
+  if (!arithmeticBuiltins.has(inv.program)) return;
+  const pattern = inv.program === 'let' ? /\$\(|`/ : /\[[^\]]*(\$\(|`)/;
+  if (inv.args.some((arg, i) => i > 0 && pattern.test(arg.value))) {
+    inv.opaque('quoted text reaches arithmetic evaluation, which runs $(…) in it');
+  }
+}
+
+const handlers: Record<string, Handler> = {
+  eval: evalHandler,
+  trap: trapHandler,
+  source: sourceHandler,
+  '.': sourceHandler,
+  env: envHandler,
+  xargs: xargsHandler,
+  find: findHandler,
+  watch: watchHandler,
+  su: suHandler,
+  runuser: suHandler,
+  git: gitHandler,
+  awk: awkHandler,
+  gawk: awkHandler,
+  mawk: awkHandler,
+  nawk: awkHandler,
+  sed: sedHandler,
+  gsed: sedHandler,
+  ssh: sshHandler,
+  scp: sshHandler,
+  sftp: sshHandler,
+  powershell: powershellHandler,
+  pwsh: powershellHandler,
+  cmd: cmdHandler,
+  busybox: (inv) => {
+    const applet = inv.args[1];
+    if (applet && !applet.value.startsWith('-')) inv.runInner(inv.args.slice(1));
+  },
+  flock: (inv) => {
+    const parsed = inv.parse({ short: 'wEc', long: ['timeout', 'conflict-exit-code', 'command'], leading: 1 });
+    const command = optionValue(parsed, 'c', 'command');
+    if (command) inv.runShellWord(command, 'the flock -c command');
+    else if (!parsed.unknown) inv.runInner(parsed.rest);
+  },
+  script: (inv) => {
+    const parsed = inv.parse({
+      short: 'cEIOTBm',
+      long: ['command', 'echo', 'log-in', 'log-out', 'log-timing', 'log-io', 'logging-format'],
+    });
+    inv.runShellWord(optionValue(parsed, 'c', 'command'), 'the script -c command');
+  },
+  sg: (inv) => {
+    const rest = inv.args.slice(1).filter((arg) => arg.value !== '-');
+    const command = rest[1]?.value === '-c' ? rest.slice(2) : rest.slice(1);
+    inv.runJoinedWords(command, 'the sg command');
+  },
+  ip: (inv) => {
+    const index = inv.args.findIndex(
+      (arg, i) => arg.value === 'exec' && ['netns', 'vrf'].includes(inv.args[i - 1]?.value ?? ''),
+    );
+    if (index > 0) inv.runInner(inv.args.slice(index + 2));
+  },
+  at: atHandler,
+  batch: atHandler,
+  crontab: (inv) => {
+    const parsed = inv.parse({ short: 'u' });
+    if (parsed.rest.length > 0) inv.opaque('crontab installs commands that are not shown');
+  },
+  parallel: (inv) => inv.opaque('GNU parallel builds commands from its input'),
+  coproc: (inv) => inv.opaque('coproc runs a command the grammar cannot follow'),
+  python: interpreterHandler({ code: 'c', value: 'WXQ', stop: 'm' }),
+  node: interpreterHandler({ code: 'ep', codeLong: ['eval', 'print'], value: 'rC' }),
+  nodejs: interpreterHandler({ code: 'ep', codeLong: ['eval', 'print'], value: 'rC' }),
+  bun: interpreterHandler({ code: 'e', codeLong: ['eval', 'print'], codeCommands: ['x'] }),
+  deno: interpreterHandler({ code: 'e', codeLong: ['eval'], codeCommands: ['eval', 'repl'] }),
+  php: interpreterHandler({ code: 'rBRE', value: 'cdfz' }),
+  rscript: interpreterHandler({ code: 'e' }),
+  r: interpreterHandler({ code: 'e' }),
+  osascript: interpreterHandler({ code: 'e' }),
+  expect: interpreterHandler({ code: 'c' }),
+  dc: interpreterHandler({ code: 'e', codeLong: ['expression'] }),
+  irb: interpreterHandler({ code: 'e' }),
+};
+
+function atHandler(inv: Invocation): void {
+  if (inv.args.some((arg) => /^-[A-Za-z]*f/.test(arg.value)) || inv.stdin) {
+    inv.opaque(`${inv.program} schedules commands that are not shown`);
+  }
+}
+
+const familyHandlers: Array<[RegExp, Handler]> = [
+  [/^(python|pypy)[0-9.]*$/, interpreterHandler({ code: 'c', value: 'WXQ', stop: 'm' })],
+  [/^perl[0-9.]*$/, interpreterHandler({ code: 'eE' })],
+  [/^ruby[0-9.]*$/, interpreterHandler({ code: 'e', value: 'rCEI' })],
+  [/^(lua|luajit)[0-9.]*$/, interpreterHandler({ code: 'e', value: 'l' })],
+  [/^php[0-9.]*$/, interpreterHandler({ code: 'rBRE', value: 'cdfz' })],
+  [/^(tclsh|wish)[0-9.]*$/, interpreterHandler({ code: '' })],
+];
+
+for (const [name, spec] of Object.entries(wrapperSpecs)) handlers[name] = (inv) => void inv.unwrap(spec);
+for (const shell of shells) handlers[shell] = shellHandler;
