@@ -195,12 +195,12 @@ export function applyMask(text: string, ranges: readonly MaskRange[], until = te
   return { text: parts.join(''), maskEnds };
 }
 
-/** Where original offset `pos` lands in the masked text (a position inside a range lands at its start). */
+/** Where original offset `pos` lands in the masked text (a position inside a range lands after its `***`). */
 export function maskedOffset(text: string, ranges: readonly MaskRange[], pos: number): number {
   let delta = 0;
   for (const r of ranges) {
     if (r.start >= pos) break;
-    if (r.end > pos) return r.start + delta;
+    if (r.end > pos) return r.start + delta + replacementFor(text, r).length;
     delta += replacementFor(text, r).length - (r.end - r.start);
   }
   return pos + delta;
