@@ -25,7 +25,8 @@ function ordinaryLog(bytes: number): string {
       () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[Math.floor(rand() * 64)],
     ).join('');
   const lines = [
-    () => `2024-05-0${Math.floor(rand() * 9) + 1}T12:00:00Z INFO request id=${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)} GET /api/v1/items?page=${Math.floor(rand() * 100)} 200 ${Math.floor(rand() * 900)}ms`,
+    () =>
+      `2024-05-0${Math.floor(rand() * 9) + 1}T12:00:00Z INFO request id=${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)} GET /api/v1/items?page=${Math.floor(rand() * 100)} 200 ${Math.floor(rand() * 900)}ms`,
     () => `commit ${hex(40)}`,
     () => `-rw-r--r--  1 deploy deploy  ${Math.floor(rand() * 99999)} May  3 12:01 build-${hex(6)}.tar.gz`,
     () => `      "integrity": "sha512-${b64(86)}==",`,
@@ -50,11 +51,12 @@ function measure(name: string, text: string, run: () => void): void {
   for (let i = 0; i < rounds; i++) run();
   const ms = (performance.now() - started) / rounds;
   const mb = text.length / (1024 * 1024);
-  console.log(`${name.padEnd(28)} ${ms.toFixed(1).padStart(7)} ms per MiB   ${(mb / (ms / 1000)).toFixed(1).padStart(7)} MB/s`);
+  console.log(
+    `${name.padEnd(28)} ${ms.toFixed(1).padStart(7)} ms per MiB   ${(mb / (ms / 1000)).toFixed(1).padStart(7)} MB/s`,
+  );
 }
 
 const text = ordinaryLog(1024 * 1024);
-if (process.env.DUMP) (await import("node:fs")).writeFileSync(process.env.DUMP, text);
 const masked = maskSecrets(text);
 console.log(`1 MiB of ordinary log text, ${text.split('\n').length} lines, masked_count ${masked.masked_count}`);
 measure('maskSecrets', text, () => maskSecrets(text));
@@ -66,5 +68,5 @@ measure('stream masker, 4 KiB chunks', text, () => {
 });
 const flat = text.replace(/\n/g, ' ');
 measure('maskSecrets, one long line', flat, () => maskSecrets(flat));
-const base64Blob = ordinaryLog(0) + 'A'.repeat(1024 * 1024);
+const base64Blob = 'A'.repeat(1024 * 1024);
 measure('maskSecrets, 1 MiB of "A"', base64Blob, () => maskSecrets(base64Blob));

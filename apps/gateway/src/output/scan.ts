@@ -72,8 +72,10 @@ function startsNewKeyOnNextLine(
   const [start, end] = toOriginalRange(joined, matchStart, matchEnd);
   const lineEnd = start + text.slice(start, end).search(/[\r\n]/);
   const nextLine = lineEnd + (text.startsWith('\r\n', lineEnd) ? 2 : 1);
-  const key = /^[ \t]*["']?[A-Za-z_][\w.-]{0,127}["']?[ \t]*[:=]/.exec(text.slice(nextLine, nextLine + 160));
+  const key = /^[ \t]*["']?([A-Za-z_][\w.-]{0,127})["']?[ \t]*[:=]/.exec(text.slice(nextLine, nextLine + 160));
   if (key === null || end > nextLine + key[0].length - 1) return false;
+  // A token's own tail mixes digits and letters (`vb5JpW2f…: ` must not pass for a key name); names rarely do.
+  if (/[0-9]/.test(key[1]!) && /[A-Za-z]/.test(key[1]!)) return false;
   let sticky = stickyCopies.get(rule.pattern);
   if (sticky === undefined) {
     sticky = new RegExp(rule.pattern.source, `${rule.pattern.flags.replace('g', '')}y`);
@@ -82,6 +84,12 @@ function startsNewKeyOnNextLine(
   sticky.lastIndex = start;
   const onItsLine = sticky.exec(text);
   return onItsLine !== null && onItsLine.index + onItsLine[0].length === lineEnd;
+}
+
+/** A token starts after a non-alphanumeric character, or right where another secret found earlier ends. */
+function isTokenStart(text: string, at: number, found: readonly MaskRange[]): boolean {
+  if (at === 0 || !isAlphanumeric(text.charCodeAt(at - 1))) return true;
+  return found.some((r) => r.start < at && r.end >= at);
 }
 
 function collect(rule: SecretRule, text: string, haystack: string, joined: JoinedLines | null, out: MaskRange[]): void {
@@ -109,7 +117,7 @@ function collect(rule: SecretRule, text: string, haystack: string, joined: Joine
     }
     const [contextStart] = joined === null ? [matchStart] : toOriginalRange(joined, matchStart, matchEnd);
     const rejected =
-      (rule.boundary && contextStart > 0 && isAlphanumeric(text.charCodeAt(contextStart - 1))) ||
+      (rule.boundary && !isTokenStart(text, contextStart, out)) ||
       /^\*+$/.test(haystack.slice(secretStart, secretEnd)) ||
       (rule.accept !== undefined && !rule.accept(haystack.slice(secretStart, secretEnd)));
     if (rejected) {
@@ -119,6 +127,9 @@ function collect(rule: SecretRule, text: string, haystack: string, joined: Joine
     if (joined !== null && startsNewKeyOnNextLine(rule, text, joined, matchStart, matchEnd)) continue;
     const [start, end] = joined === null ? [secretStart, secretEnd] : toOriginalRange(joined, secretStart, secretEnd);
     out.push({ start, end, contextStart, collapse: false });
+    // Go on from the next character, not from the match's end: a variable-length token that ran on into the next
+    // one must not hide that one's prefix.
+    re.lastIndex = matchStart + 1;
   }
 }
 
