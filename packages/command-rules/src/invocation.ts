@@ -468,6 +468,10 @@ function xargsHandler(inv: Invocation): void {
     );
   } else {
     inv.runInner([...inner, unknownArg('<arguments read by xargs>', true)], undefined);
+    // `echo / | xargs rm -rf`: what the input says is evidence
+    const text = inv.stdin?.known ? inv.stdin.text : inv.stdin?.evidence;
+    const words = text?.split(/\s+/).filter(Boolean) ?? [];
+    if (words.length > 0 && words.length <= 64) inv.runInner([...inner, ...words.map(literalArg)], undefined);
   }
 }
 
@@ -506,6 +510,7 @@ function suHandler(inv: Invocation): void {
   const parsed = inv.parse({
     short: 'cgGswu',
     long: ['command', 'session-command', 'group', 'supp-group', 'shell', 'whitelist-environment', 'user'],
+    dashAlone: true,
   });
   if (parsed.unknown) return;
   const user = optionValue(parsed, 'u', 'user');
@@ -513,7 +518,13 @@ function suHandler(inv: Invocation): void {
     inv.runInner(parsed.rest[0]?.value === '--' ? parsed.rest.slice(1) : parsed.rest);
     return;
   }
-  const command = optionValue(parsed, 'c', 'command', 'session-command');
+  // su permutes its arguments: `su - root -c CMD` has the command after the user
+  const late = parsed.rest.findIndex((arg) => /^(-c|--command|--session-command)$/.test(arg.value));
+  const lateEq = parsed.rest.find((arg) => /^--(session-)?command=/.test(arg.value));
+  const command =
+    optionValue(parsed, 'c', 'command', 'session-command') ??
+    (late >= 0 ? parsed.rest[late + 1] : undefined) ??
+    (lateEq ? { ...lateEq, value: lateEq.value.slice(lateEq.value.indexOf('=') + 1) } : undefined);
   if (command) inv.runShellWord(command, `the ${inv.program} -c command`);
   else if (parsed.rest.length > 1) inv.opaque(`arguments passed to the login shell by ${inv.program}`);
 }
