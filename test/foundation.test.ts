@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import WebSocket from 'ws';
 import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { runCliCommand, tempDir } from './support/processes';
 
@@ -93,7 +93,10 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
     expect(r.data.timed_out).toBe(true);
     expect(r.data.signal).toBe('SIGTERM');
     expect(r.data.duration_ms).toBeLessThan(10_000);
-    const ls = await callTool<ExecOut>(client, 'exec', { machine: 'box1', command: `pgrep -f "[s]leep 30; touch ${marker}" || true` });
+    const ls = await callTool<ExecOut>(client, 'exec', {
+      machine: 'box1',
+      command: `pgrep -f "[s]leep 30; touch ${marker}" || true`,
+    });
     expect(ls.data.stdout).toBe('');
   });
 
@@ -117,7 +120,7 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
 
   test('a bad or missing token gets 401 with WWW-Authenticate', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} };
-    for (const headers of [{}, { Authorization: 'Bearer lk_not-a-real-token' }]) {
+    for (const headers of [{}, { Authorization: 'Bearer lk_not-a-real-token' }] as Record<string, string>[]) {
       const res = await fetch(`${gw.url}/mcp`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
@@ -135,17 +138,21 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
   });
 
   test('a join token works once; reused, expired or wrong tokens are refused', async () => {
+    const joinArgs = (name: string) => {
+      const dir = tempDir(name);
+      return ['agent', 'join', gw.url, '-', '--state-dir', dir, '--ceiling', `${dir}/ceiling.toml`];
+    };
     const join = await gw.joinToken();
-    const first = await runCliCommand(['agent', 'join', gw.url, '-', '--state-dir', tempDir('j1')], {}, join);
+    const first = await runCliCommand(joinArgs('j1'), {}, join);
     expect(first.code).toBe(0);
-    const again = await runCliCommand(['agent', 'join', gw.url, '-', '--state-dir', tempDir('j2')], {}, join);
+    const again = await runCliCommand(joinArgs('j2'), {}, join);
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain('invalid_token');
-    const wrong = await runCliCommand(['agent', 'join', gw.url, '-', '--state-dir', tempDir('j3')], {}, 'lkj_wrong');
+    const wrong = await runCliCommand(joinArgs('j3'), {}, 'lkj_wrong');
     expect(wrong.stderr).toContain('invalid_token');
     const expiring = await gw.joinToken(['--ttl', '1s']);
     await new Promise((r) => setTimeout(r, 1500));
-    const late = await runCliCommand(['agent', 'join', gw.url, '-', '--state-dir', tempDir('j4')], {}, expiring);
+    const late = await runCliCommand(joinArgs('j4'), {}, expiring);
     expect(late.stderr).toContain('invalid_token');
   });
 

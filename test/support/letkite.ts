@@ -1,6 +1,12 @@
+import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CliProcess, freePort, removeDir, runCliCommand, tempDir, waitFor } from './processes';
+
+/** A ceiling that lets commands run unsandboxed as the current user (what the foundation tests exercise). */
+export const FULL_SHELL_CEILING = `version = 1\nshell = "full"\nrun_as = "${userInfo().username}"\nfiles = [{ path = "*", access = "rw" }]\ndeny = []\n`;
 
 /** A real gateway process on a free port with its own data directory. */
 export class TestGateway {
@@ -57,13 +63,28 @@ export class TestGateway {
     return r.stdout.trim();
   }
 
-  /** Enrolls a new agent (its own state dir) and starts it. */
-  async addAgent(name: string, env: Record<string, string> = {}): Promise<TestAgent> {
+  /**
+   * Enrolls a new agent (its own state dir and ceiling file) and starts it. The ceiling defaults to a full shell
+   * running as the current user; pass TOML to test other ceilings, or null for no file (documented defaults).
+   */
+  async addAgent(
+    name: string,
+    options: { ceiling?: string | null; env?: Record<string, string> } = {},
+  ): Promise<TestAgent> {
     const stateDir = tempDir(`agent-${name}`);
+    const ceilingPath = join(stateDir, 'ceiling.toml');
+    const ceiling = options.ceiling === undefined ? FULL_SHELL_CEILING : options.ceiling;
+    const env = { LETKITE_CEILING: ceilingPath, ...options.env };
     const token = await this.joinToken();
-    const r = await runCliCommand(['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir], env, token);
+    const r = await runCliCommand(
+      ['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir],
+      env,
+      token,
+    );
     if (r.code !== 0) throw new Error(`agent join failed: ${r.stderr}`);
-    const agent = new TestAgent(stateDir, env);
+    rmSync(ceilingPath, { force: true });
+    if (ceiling !== null) writeFileSync(ceilingPath, ceiling, { mode: 0o644 });
+    const agent = new TestAgent(stateDir, env, ceilingPath);
     await agent.start();
     return agent;
   }
@@ -75,7 +96,16 @@ export class TestAgent {
   constructor(
     readonly stateDir: string,
     readonly env: Record<string, string>,
+    readonly ceilingPath: string,
   ) {}
+
+  /** Replaces the ceiling file the way an editor does (write a new file, rename over the old one). */
+  writeCeiling(text: string, mode = 0o644): void {
+    const tmp = `${this.ceilingPath}.new`;
+    writeFileSync(tmp, text, { mode });
+    chmodSync(tmp, mode);
+    renameSync(tmp, this.ceilingPath);
+  }
 
   async start(): Promise<void> {
     this.process = new CliProcess(['agent', 'run', '--state-dir', this.stateDir], this.env);

@@ -71,9 +71,11 @@ export class CliProcess {
   }
 
   waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
-    return waitFor(`output ${pattern}\n--- stdout:\n${this.stdout}\n--- stderr:\n${this.stderr}`, () =>
-      (this.stdout + this.stderr).match(pattern),
-    timeoutMs);
+    return waitFor(
+      `output ${pattern}\n--- stdout:\n${this.stdout}\n--- stderr:\n${this.stderr}`,
+      () => (this.stdout + this.stderr).match(pattern),
+      timeoutMs,
+    );
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

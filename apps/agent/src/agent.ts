@@ -1,7 +1,10 @@
+import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
+import { loadCommandRules } from '@letkite/command-rules';
 import { type AgentFrame, ExecParams, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
+import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
-import { runExec } from './executors/exec';
-import { buildLaunchPlan } from './launch-plan';
+import { execCommand } from './executors/exec-command';
+import { isFileOp, runFileOp } from './executors/file-op';
 import type { AgentState } from './state';
 
 /** Largest piece of output in one chunk frame: 100k UTF-16 units stay under the 1 MiB frame even when escaped. */
@@ -9,6 +12,15 @@ const CHUNK_CHARS = 100_000;
 
 export interface AgentOptions {
   log?: (msg: string) => void;
+  /** The machine's ceiling file (default /etc/letkite/ceiling.toml). */
+  ceilingPath?: string;
+}
+
+/** The report the gateway shows on the dashboard and in machines_list. */
+export function ceilingReport(state: CeilingState): AgentFrame {
+  return state.source === 'error'
+    ? { type: 'report', ceiling: null, ceiling_source: 'error', ceiling_error: state.error.slice(0, 4000) }
+    : { type: 'report', ceiling: state.ceiling, ceiling_source: state.source };
 }
 
 function sendText(send: (f: AgentFrame) => void, id: string, stream: string, text: string): void {
@@ -25,22 +37,32 @@ function sendText(send: (f: AgentFrame) => void, id: string, stream: string, tex
 /** The agent process: one connection to the gateway and the operations it serves. */
 export class Agent {
   readonly connection: GatewayConnection;
+  readonly ceiling: CeilingSource;
   private readonly log: (msg: string) => void;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     this.log = options.log ?? ((msg) => console.error(`[agent] ${msg}`));
+    const uid = process.getuid?.() ?? 0;
+    this.ceiling = new CeilingSource(options.ceilingPath ?? DEFAULT_CEILING_PATH, uid === 0 ? [0] : [0, uid], this.log);
     this.connection = new GatewayConnection(state, {
       log: this.log,
-      onConnected: () => {},
+      onConnected: (send) => send(ceilingReport(this.ceiling.current())),
       onRequest: (frame, send, signal) => this.handle(frame, send, signal),
     });
   }
 
-  start(): void {
+  /** Loads the command parser (once), reports the ceiling in force, and dials the gateway. */
+  async start(): Promise<void> {
+    await loadCommandRules();
+    const initial = this.ceiling.current();
+    if (initial.source === 'defaults') this.log(`no ceiling at ${initial.path}: using the documented defaults`);
+    if (initial.source === 'error') this.log(`ceiling ${initial.path}: FAILING CLOSED: ${initial.error}`);
+    this.ceiling.watch((next) => this.connection.send(ceilingReport(next)));
     this.connection.start();
   }
 
   stop(): Promise<void> {
+    this.ceiling.close();
     return this.connection.stop();
   }
 
@@ -57,15 +79,14 @@ export class Agent {
   }
 
   private async run(frame: RequestFrame, send: (f: AgentFrame) => void, signal: AbortSignal): Promise<unknown> {
+    // The ceiling is re-read (if it changed) for every request, so an edit applies at once.
+    const ceiling = this.ceiling.current();
+    if (isFileOp(frame.op)) return runFileOp(frame.op, frame.params, frame.context, ceiling);
     switch (frame.op) {
       case 'exec': {
         const parsed = ExecParams.safeParse(frame.params);
         if (!parsed.success) throw new LetKiteError('invalid_params', 'malformed exec parameters');
-        const params = parsed.data;
-        if ((params.command === undefined) === (params.argv === undefined)) {
-          throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
-        }
-        const { stdout, stderr, ...result } = await runExec(params, buildLaunchPlan(params), signal);
+        const { stdout, stderr, ...result } = await execCommand(parsed.data, frame.context, ceiling, signal);
         sendText(send, frame.id, 'stdout', stdout);
         sendText(send, frame.id, 'stderr', stderr);
         return result;

@@ -2,8 +2,10 @@
  * @letkite/agent — the daemon on each machine: dials out to the gateway, runs what it is asked within the
  * machine's ceiling, and answers over one WebSocket.
  */
-export { Agent, type AgentOptions } from './agent';
+export { Agent, type AgentOptions, ceilingReport } from './agent';
 export { AGENT_VERSION, agentInfo } from './agent-info';
+export { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
+export { writeDefaultCeiling } from './ceiling/write-default-ceiling';
 export { backoffDelay, GatewayConnection } from './connection';
 export { runExec } from './executors/exec';
 export { checkGatewayUrl } from './gateway-url';

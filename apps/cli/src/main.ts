@@ -2,6 +2,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import { admin } from './commands/admin';
 import { agent } from './commands/agent';
+import { ceilingCheck } from './commands/ceiling-check';
 import { gateway } from './commands/gateway';
 import { start } from './commands/start';
 import { type CliIo, EXIT_FAILED, EXIT_USAGE, UsageError } from './io';
@@ -15,11 +16,20 @@ usage:
   letkite agent run                                  run the agent
   letkite admin token create --name NAME [--expires 30d]
   letkite admin join-token [--ttl 15m]
+  letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
 `;
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
 
-const commands: Record<string, Command> = { start, gateway, agent, admin };
+async function ceiling(args: string[], io: CliIo): Promise<number> {
+  if (args[0] !== 'check') throw new UsageError('usage: letkite ceiling check [--ceiling PATH]');
+  const rest = args.slice(1);
+  const withEnv =
+    rest.includes('--ceiling') || !io.env.LETKITE_CEILING ? rest : ['--ceiling', io.env.LETKITE_CEILING, ...rest];
+  return ceilingCheck(withEnv, io);
+}
+
+const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling };
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
+import { loadCommandRules } from '@letkite/command-rules';
 import { AGENT_WS_PATH, MAX_FRAME_BYTES } from '@letkite/protocol';
 import { WebSocketServer } from 'ws';
 import { createApp } from './app';
@@ -32,6 +33,7 @@ export async function startGateway(
   options: { log?: (msg: string) => void } = {},
 ): Promise<RunningGateway> {
   const log = options.log ?? ((msg: string) => console.error(`[gateway] ${msg}`));
+  await loadCommandRules();
   const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
   const now = () => new Date();
   const { account, owner } = await store.bootstrap(now().toISOString());

@@ -31,5 +31,6 @@ export {
   ceilingFileProblems,
   checkCeilingFileMode,
 } from './file-mode';
+export { type CommandJudgement, commandRefusal, judgeCommand } from './judge-command';
 export { parseCeiling, parseCeilingToml } from './parse-ceiling';
 export { renderCeilingToml, renderDefaultCeilingToml } from './render-ceiling';

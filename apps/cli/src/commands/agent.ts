@@ -1,11 +1,17 @@
 import { parseArgs } from 'node:util';
-import { Agent, joinGateway, loadState } from '@letkite/agent';
+import { Agent, joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
+import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
 import { type CliIo, EXIT_FAILED, EXIT_OK, UsageError } from '../io';
 import { agentStateDir } from '../paths';
 
 const USAGE =
-  'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--insecure]\n' +
-  '       letkite agent run [--state-dir DIR]';
+  'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--ceiling PATH] [--insecure]\n' +
+  '       letkite agent run [--state-dir DIR] [--ceiling PATH]';
+
+/** The ceiling file: --ceiling, else LETKITE_CEILING, else /etc/letkite/ceiling.toml. */
+function ceilingPath(flag: string | undefined, env: Record<string, string | undefined>): string {
+  return flag ?? env.LETKITE_CEILING ?? DEFAULT_CEILING_PATH;
+}
 
 /** `letkite agent join|run`. */
 export async function agent(args: string[], io: CliIo): Promise<number> {
@@ -25,7 +31,12 @@ async function join(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { name: { type: 'string' }, 'state-dir': { type: 'string' }, insecure: { type: 'boolean' } },
+    options: {
+      name: { type: 'string' },
+      'state-dir': { type: 'string' },
+      ceiling: { type: 'string' },
+      insecure: { type: 'boolean' },
+    },
     strict: true,
   });
   const [url, tokenArg] = positionals;
@@ -41,20 +52,39 @@ async function join(args: string[], io: CliIo): Promise<number> {
     insecure: values.insecure ?? false,
   });
   io.stdout.write(`Joined ${state.gateway_url} as "${state.name}" (${state.machine_id}). State in ${stateDir}.\n`);
+  const ceiling = ceilingPath(values.ceiling, io.env);
+  try {
+    if (writeDefaultCeiling(ceiling)) {
+      io.stdout.write(
+        `Wrote the default ceiling to ${ceiling}: read it and tighten what this machine does not need.\n`,
+      );
+    }
+  } catch (err) {
+    io.stdout.write(
+      `Could not write ${ceiling} (${(err as Error).message}); the agent uses the documented defaults.\n`,
+    );
+  }
   io.stdout.write('Start the agent with: letkite agent run\n');
   return EXIT_OK;
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { 'state-dir': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { 'state-dir': { type: 'string' }, ceiling: { type: 'string' } },
+    strict: true,
+  });
   const stateDir = agentStateDir(values['state-dir'], io.env);
   const state = loadState(stateDir);
   if (!state) {
     io.stderr.write(`letkite: no agent state in ${stateDir}; run "letkite agent join <gateway-url> <token>" first\n`);
     return EXIT_FAILED;
   }
-  const a = new Agent(state, { log: (msg) => io.stderr.write(`[agent] ${msg}\n`) });
-  a.start();
+  const a = new Agent(state, {
+    log: (msg) => io.stderr.write(`[agent] ${msg}\n`),
+    ceilingPath: ceilingPath(values.ceiling, io.env),
+  });
+  await a.start();
   await new Promise<void>((resolve) => {
     const stop = () => {
       void a.stop().then(resolve);

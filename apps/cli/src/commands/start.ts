@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { joinGateway, loadState } from '@letkite/agent';
+import { joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
 import { createApiToken, createJoinToken, loadConfig, type RunningGateway, startGateway } from '@letkite/gateway';
 import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
@@ -32,15 +33,18 @@ export async function start(args: string[], io: CliIo): Promise<number> {
 
   const agentDir = join(config.dataDir, 'agent');
   await ensureLocalAgent(gw, agentDir);
+  // The local agent's own ceiling, next to its state: the documented defaults, running commands as you.
+  const ceiling = join(agentDir, 'ceiling.toml');
+  writeDefaultCeiling(ceiling, { run_as: userInfo().username });
   const token = await ensureOwnerToken(gw, config.dataDir);
-  const agent = superviseAgent(agentDir, io);
+  const agent = superviseAgent(agentDir, ceiling, io);
 
   io.stdout.write(
     [
       '',
       `LetKite is running on ${gw.url}`,
       `  data:      ${config.dataDir}`,
-      `  machine:   this computer, enrolled as a local agent`,
+      `  machine:   this computer, enrolled as a local agent (ceiling: ${ceiling})`,
       `  API token: ${token}   (kept in ${join(config.dataDir, 'owner-token')}, mode 0600)`,
       '',
       'Connect Claude Code:',
@@ -86,14 +90,18 @@ async function ensureOwnerToken(gw: RunningGateway, dataDir: string): Promise<st
 }
 
 /** Runs `letkite agent run` as a child and restarts it if it dies, until stopped. */
-function superviseAgent(agentDir: string, io: CliIo): { stop(): void } {
+function superviseAgent(agentDir: string, ceiling: string, io: CliIo): { stop(): void } {
   let child: ChildProcess | null = null;
   let stopped = false;
   const launch = () => {
-    child = spawn(process.execPath, [...process.execArgv, cliMain, 'agent', 'run', '--state-dir', agentDir], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, LETKITE_AGENT_STATE: agentDir },
-    });
+    child = spawn(
+      process.execPath,
+      [...process.execArgv, cliMain, 'agent', 'run', '--state-dir', agentDir, '--ceiling', ceiling],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, LETKITE_AGENT_STATE: agentDir },
+      },
+    );
     child.on('exit', (code, signal) => {
       if (stopped) return;
       io.stderr.write(`[start] local agent exited (${signal ?? code}); restarting in 1 s\n`);

@@ -4,6 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
+import { toolsAllowedByPolicy } from '../policy/resolve-policy';
 import { errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
 
 interface McpSession {
@@ -20,10 +21,10 @@ function jsonRpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** Tools this principal may call; the rest are not even listed. */
+/** Tools this principal may call (its scopes ∧ what its policy can ever use); the rest are not even listed. */
 function toolsFor(handlers: readonly ToolHandler[], principal: Principal): ToolHandler[] {
-  const scopes = principal.grant.scopes;
-  return handlers.filter((h) => scopes === '*' || scopes.includes(h.descriptor.name));
+  const allowed = new Set(toolsAllowedByPolicy(principal.grant));
+  return handlers.filter((h) => allowed.has(h.descriptor.name));
 }
 
 /**

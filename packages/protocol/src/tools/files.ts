@@ -19,8 +19,11 @@ import { MachineRef } from './common';
 
 /**
  * The file tools (DESIGN §7). Inputs are the agent operation's parameters plus `machine` (and `confirm` for the
- * tools that change something); outputs are the operation's results unchanged.
+ * tools that change something); outputs are the operation's results, plus `masked_count` where text is handed to
+ * the AI after masking known secret formats.
  */
+
+const maskedCount = z.number().int().describe('How many secrets were replaced by *** before this reached you.');
 
 const confirm = z
   .boolean()
@@ -54,7 +57,7 @@ export const readFile = defineTool({
   description:
     "Reads a file (or a byte window of it with offset/length) as UTF-8 text or base64, with the whole file's size and SHA-256. A window longer than the machine's read limit answers too_large; without length, at most that limit is returned and truncated says the file goes on. Paths the file policy hides answer not_found, like missing ones.",
   input: readFileInput,
-  output: ReadFileResult,
+  output: ReadFileResult.extend({ masked_count: maskedCount }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // not_found: missing or hidden; too_large: length over the read limit; forbidden: the OS refused the open.
   errors: [...reachingMachine, 'not_found', 'too_large', 'forbidden'],
@@ -120,7 +123,7 @@ export const gitDiff = defineTool({
   description:
     'Shows the unified diff of a git repository: work tree against index (default), index against HEAD (staged), or against a revision. Paths the file policy hides are left out; output is capped (truncated).',
   input: gitDiffInput,
-  output: GitDiffResult,
+  output: GitDiffResult.extend({ masked_count: maskedCount }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // invalid_params also covers an unknown ref.
   errors: [...reachingMachine, 'not_found', 'unsupported'],

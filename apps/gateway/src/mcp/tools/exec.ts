@@ -1,5 +1,8 @@
+import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { ExecResult, exec, LetKiteError } from '@letkite/protocol';
-import { resolveMachine } from '../../machines/resolve-machine';
+import { prepareMachineCall } from '../../machines/prepare-machine-call';
+import { prepareForAi } from '../../output';
+import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
 
 /** The agent keeps at most this much of each stream (newest kept) before the gateway caps it for the AI. */
@@ -10,12 +13,15 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
   if ((input.command === undefined) === (input.argv === undefined)) {
     throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
   }
-  const machine = await resolveMachine(ctx.deps.store, ctx.principal, input.machine);
-  ctx.audit.target = machine.id;
+  const command = input.command ?? input.argv ?? [];
   ctx.audit.details = input.command !== undefined ? { command: input.command } : { argv: input.argv };
-  if (!ctx.deps.hub.isOnline(machine.id))
-    throw new LetKiteError('machine_offline', `machine "${machine.name}" is offline`);
-  ctx.audit.decision = 'allow';
+  const { machine, policy, clamped } = await prepareMachineCall(ctx, input.machine);
+
+  // The gateway's check (the agent repeats it against the ceiling it really has).
+  const judgement = judgeCommand(clamped, reportedCeiling(machine), command, { confirm: input.confirm ?? false });
+  ctx.audit.decision = judgement.verdict;
+  const refusal = commandRefusal(judgement, false);
+  if (refusal) throw refusal;
 
   const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
@@ -31,7 +37,7 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
       timeout_ms: timeoutS * 1000,
       max_output_bytes: AGENT_OUTPUT_BYTES,
     },
-    { policy: ctx.principal.grant.policy, confirm: input.confirm ?? false, actor: ctx.principal.actor },
+    { policy, confirm: input.confirm ?? false, actor: ctx.principal.actor },
     {
       // The agent enforces the command's own timeout; this one only guards against an agent that never answers.
       timeoutMs: timeoutS * 1000 + 15_000,
@@ -42,5 +48,13 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
     },
   );
   const result = ExecResult.parse(raw);
-  return { ...result, stdout: out.stdout.join(''), stderr: out.stderr.join(''), masked_count: 0 };
+  const stdout = prepareForAi(out.stdout.join(''));
+  const stderr = prepareForAi(out.stderr.join(''));
+  return {
+    ...result,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    truncated: result.truncated || stdout.truncated || stderr.truncated,
+    masked_count: stdout.masked_count + stderr.masked_count,
+  };
 });

@@ -1,6 +1,23 @@
 import type { ToolHandler } from '../tool-handler';
 import { execHandler } from './exec';
+import {
+  deletePathHandler,
+  gitDiffHandler,
+  gitStatusHandler,
+  listDirHandler,
+  readFileHandler,
+  writeFileHandler,
+} from './files';
 import { machinesListHandler } from './machines-list';
 
 /** Every MCP tool the gateway serves, in the order tools/list shows them. */
-export const toolHandlers: readonly ToolHandler[] = [machinesListHandler, execHandler];
+export const toolHandlers: readonly ToolHandler[] = [
+  machinesListHandler,
+  execHandler,
+  readFileHandler,
+  listDirHandler,
+  writeFileHandler,
+  deletePathHandler,
+  gitStatusHandler,
+  gitDiffHandler,
+];

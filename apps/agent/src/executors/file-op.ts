@@ -1,0 +1,74 @@
+import { fileAccess, layeredFileAccess } from '@letkite/policy';
+import { isLetKiteError, LetKiteError, type RequestContext } from '@letkite/protocol';
+import type { CeilingState } from '../ceiling/ceiling-source';
+import { deletePath, type FileAccess, gitDiff, gitStatus, listDir, readFile, writeFile } from '../files';
+import { requestPolicy } from '../guard/request-policy';
+import { resolveRunAs } from '../guard/run-as';
+
+/**
+ * Largest read window and write content: a request or response frame is at most 1 MiB, and base64 grows data by
+ * a third. Bigger files move with the transfer tools.
+ */
+export const MAX_FILE_READ_BYTES = 512 * 1024;
+export const MAX_FILE_WRITE_BYTES = 512 * 1024;
+
+const operations = {
+  read_file: readFile,
+  list_dir: listDir,
+  write_file: writeFile,
+  delete_path: deletePath,
+  git_status: gitStatus,
+  git_diff: gitDiff,
+} as const;
+
+export type FileOpName = keyof typeof operations;
+export const fileOpNames = Object.keys(operations) as FileOpName[];
+
+export function isFileOp(op: string): op is FileOpName {
+  return Object.hasOwn(operations, op);
+}
+
+/**
+ * A file tool on the agent: the file reach is the request's policy clamped to this machine's ceiling (paths the
+ * deny lists name look missing). A refusal that only the ceiling causes is reported as `blocked_by_ceiling`.
+ */
+export async function runFileOp(
+  op: FileOpName,
+  params: unknown,
+  context: RequestContext,
+  ceiling: CeilingState,
+): Promise<unknown> {
+  const rp = requestPolicy(context.policy, ceiling);
+  const account = resolveRunAs(rp.clamped.run_as);
+  const home = account.home;
+  if ((op === 'write_file' || op === 'delete_path') && rp.clamped.approval.tools.includes(op) && !context.approved) {
+    throw new LetKiteError('blocked_by_policy', `${op} needs a human approval first`, {
+      layer: 'policy',
+      key: 'approval.tools',
+    });
+  }
+  const access: FileAccess = {
+    access: (path) => layeredFileAccess(path, { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home }),
+    maxReadBytes: MAX_FILE_READ_BYTES,
+    maxWriteBytes: MAX_FILE_WRITE_BYTES,
+    ...(account.switchUser ? { runAs: { uid: account.uid, gid: account.gid } } : {}),
+  };
+  try {
+    return await operations[op](params as never, access);
+  } catch (err) {
+    if (isLetKiteError(err, 'blocked_by_policy')) {
+      const path = (params as { path?: unknown }).path;
+      const policyAlone =
+        typeof path === 'string' && path.startsWith('/')
+          ? fileAccess(path, { files: rp.policy.files, deny: rp.policy.deny, home })
+          : 'none';
+      if (policyAlone === 'rw') {
+        throw new LetKiteError('blocked_by_ceiling', `this machine's ceiling makes "${String(path)}" read-only`, {
+          layer: 'ceiling',
+          key: 'files',
+        });
+      }
+    }
+    throw err;
+  }
+}
