@@ -56,7 +56,8 @@ const base = rows[1]?.p50 ?? 1;
 console.log(`\nexec latency, ${N} sequential calls (${new Date().toISOString().slice(0, 10)}, ${process.version})`);
 console.log('| what | n | p50 | p99 | p50 vs direct spawn |');
 console.log('|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.name} | ${r.n} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${(r.p50 / base).toFixed(2)}× |`);
+for (const r of rows)
+  console.log(`| ${r.name} | ${r.n} | ${fmtMs(r.p50)} | ${fmtMs(r.p99)} | ${(r.p50 / base).toFixed(2)}× |`);
 if (!sshd) console.log('(ssh skipped: install openssh-server to compare)');
 
 await client.close();
