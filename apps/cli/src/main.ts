@@ -1,9 +1,11 @@
 #!/usr/bin/env node
+import { loadCommandRules } from '@letkite/command-rules';
 import { LetKiteError } from '@letkite/protocol';
 import { admin } from './commands/admin';
 import { agent } from './commands/agent';
 import { ceilingCheck } from './commands/ceiling-check';
 import { gateway } from './commands/gateway';
+import { rulesCheck } from './commands/rules-check';
 import { start } from './commands/start';
 import { type CliIo, EXIT_FAILED, EXIT_USAGE, UsageError } from './io';
 
@@ -17,6 +19,8 @@ usage:
   letkite admin token create --name NAME [--expires 30d]
   letkite admin join-token [--ttl 15m]
   letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
+  letkite rules check --policy FILE [--confirm] [-- COMMAND]
+                                                     judge a command (or one per stdin line) with a policy
 `;
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
@@ -29,7 +33,13 @@ async function ceiling(args: string[], io: CliIo): Promise<number> {
   return ceilingCheck(withEnv, io);
 }
 
-const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling };
+async function rules(args: string[], io: CliIo): Promise<number> {
+  if (args[0] !== 'check') throw new UsageError('usage: letkite rules check --policy FILE [--confirm] [-- COMMAND]');
+  await loadCommandRules();
+  return rulesCheck(args.slice(1), io);
+}
+
+const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling, rules };
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
