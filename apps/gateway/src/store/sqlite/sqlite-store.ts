@@ -21,9 +21,18 @@ import type {
 } from '../types';
 import * as schema from './schema';
 
-const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle/sqlite');
+const drizzleRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
 
 type Db = BetterSQLite3Database<typeof schema>;
+
+/**
+ * Applies one domain's migrations. Each domain (core, identity, approvals, jobs …) keeps its own schema file,
+ * drizzle-kit config, migrations folder (`apps/gateway/drizzle/<folder>`) and migrations table, so domains evolve
+ * independently; all share one database file and can join core tables (accounts, users, audit_events).
+ */
+export function migrateSqliteDomain(db: BetterSQLite3Database<Record<string, unknown>>, folder: string, table: string): void {
+  migrate(db, { migrationsFolder: join(drizzleRoot, folder), migrationsTable: table });
+}
 
 function auditRow(e: AuditEventInput): typeof schema.auditEvents.$inferInsert {
   return {
@@ -60,8 +69,9 @@ function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
 
 /** The embedded store: one SQLite file (WAL), migrations applied on open. */
 export class SqliteStore implements Store {
-  private readonly sqlite: Database.Database;
-  private readonly db: Db;
+  /** The raw handle and the drizzle handle, for the domain stores that share this database. */
+  readonly sqlite: Database.Database;
+  readonly db: Db;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -74,7 +84,7 @@ export class SqliteStore implements Store {
     // Several processes (gateway, `letkite admin …`) share the file; wait for a lock instead of failing.
     this.sqlite.pragma('busy_timeout = 5000');
     this.db = drizzle(this.sqlite, { schema });
-    migrate(this.db, { migrationsFolder });
+    migrateSqliteDomain(this.db, 'sqlite', '__drizzle_migrations');
   }
 
   async bootstrap(now: string): Promise<{ account: Account; owner: User }> {
