@@ -6,10 +6,13 @@ export const maxNestingDepth = 12;
 /** Most commands one line may contain before the rest is treated as unknown (opaque). */
 export const maxCommands = 2000;
 
-/** What a command reads on its standard input, as far as it can be known before running. */
+/**
+ * What a command reads on its standard input, as far as it can be known before running. `evidence` is what an
+ * unknown feed probably holds (`echo … | sh`), worked out only when a shell or xargs asks for it.
+ */
 export type StdinFeed =
   | { known: true; text: string; what: string }
-  | { known: false; what: string; evidence?: string | undefined };
+  | { known: false; what: string; evidence?: (() => string | undefined) | undefined };
 
 /** One command found in the line (after unwrapping), to be matched against rules and the built-in layers. */
 export interface CommandRecord {

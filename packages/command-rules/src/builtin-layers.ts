@@ -302,10 +302,80 @@ function killsEverything(words: Words): boolean {
   return args.slice(i).some((target) => target === '-1' || target === '1');
 }
 
+/** Every program either layer looks at; anything else is skipped without splitting its words. */
+const watchedPrograms = new Set([
+  'rm',
+  'remove-item',
+  'ri',
+  'rd',
+  'rmdir',
+  'del',
+  'erase',
+  'format-volume',
+  'clear-disk',
+  'initialize-disk',
+  'format',
+  'dd',
+  'shred',
+  'tee',
+  'cp',
+  'mv',
+  'install',
+  'pv',
+  'rsync',
+  'chmod',
+  'chown',
+  'chgrp',
+  'find',
+  'reboot',
+  'shutdown',
+  'poweroff',
+  'halt',
+  'restart-computer',
+  'stop-computer',
+  'init',
+  'telinit',
+  'systemctl',
+  'service',
+  'rc-service',
+  'sc',
+  'net',
+  'stop-service',
+  'pacman',
+  'dpkg',
+  'rpm',
+  'emerge',
+  'nix-env',
+  'kill',
+  'killall5',
+  'crontab',
+  'userdel',
+  'deluser',
+  'groupdel',
+  'delgroup',
+  'remove-localuser',
+  'nft',
+  'ufw',
+  'pfctl',
+  'netsh',
+  'ifdown',
+  'ip',
+  'ifconfig',
+  ...Object.keys(packageRemoval),
+]);
+
 /** The built-in findings for one command. */
 export function builtinFindings(args: readonly Arg[]): BuiltinFinding[] {
   const name = args[0];
   if (!name || name.dynamic) return [];
+  const program = evidenceName(name.value);
+  if (
+    !watchedPrograms.has(program) &&
+    !mkfsLike.test(program) &&
+    !/^(iptables|ip6tables|ebtables|arptables)/.test(program)
+  ) {
+    return [];
+  }
   const words = splitWords(args);
   const findings: BuiltinFinding[] = [];
   const deadly = catastrophic(words);

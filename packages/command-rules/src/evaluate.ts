@@ -1,10 +1,10 @@
 import { allowlistArgs } from './allowlist';
 import { Analysis, type CommandRecord, words } from './analysis';
 import { builtinFindings } from './builtin-layers';
-import { type CompiledRule, compileCeilingRules, compilePolicy } from './compiled-policy';
+import { candidateRules, compileCeilingRules, compilePolicy, type RuleIndex } from './compiled-policy';
 import { analyzeInvocation } from './invocation';
-import { defaultTrustedDirs, normalizeAbsolutePath } from './paths';
-import { certainMatch, type MatchContext, matchPattern, maybeMatch } from './pattern';
+import { defaultTrustedDirs, evidenceName, normalizeAbsolutePath } from './paths';
+import { type CompiledPattern, certainMatch, type MatchContext, matchPattern, maybeMatch } from './pattern';
 import type { CommandPolicy, Verdict } from './policy-schema';
 import type { EvaluateOptions, Evaluation, Reason } from './types';
 import { strictestVerdict } from './verdict';
@@ -28,10 +28,10 @@ export function evaluateCommand(
     ? new Set(options.trustedDirs.map((dir) => normalizeAbsolutePath(dir)))
     : defaultTrustedSet;
   let policy: ReturnType<typeof compilePolicy>;
-  let ceiling: CompiledRule[];
+  let ceiling: RuleIndex | undefined;
   try {
     policy = compilePolicy(commandPolicy);
-    ceiling = options.ceilingRules ? compileCeilingRules(options.ceilingRules) : [];
+    ceiling = options.ceilingRules?.length ? compileCeilingRules(options.ceilingRules) : undefined;
   } catch (error) {
     return {
       verdict: 'deny',
@@ -72,13 +72,20 @@ export function evaluateCommand(
   const proofNeeded: MatchContext = { needsProof: true, trustedDirs };
   const evidenceNeeded: MatchContext = { needsProof: false, trustedDirs };
   for (const record of acc.commands) {
-    for (const finding of builtinFindings(record.args)) reasons.push({ command: words(record.args), ...finding });
+    const command = words(record.args);
+    for (const finding of builtinFindings(record.args)) reasons.push({ command, ...finding });
     if (commandPolicy.mode !== 'allowlist') {
-      reasons.push(
-        ...ruleReasons(record, policy.rules, commandPolicy.default ?? 'approve', proofNeeded, evidenceNeeded),
+      ruleReasons(
+        reasons,
+        command,
+        record,
+        policy.rules,
+        commandPolicy.default ?? 'approve',
+        proofNeeded,
+        evidenceNeeded,
       );
     }
-    if (ceiling.length > 0) reasons.push(...ruleReasons(record, ceiling, undefined, proofNeeded, evidenceNeeded));
+    if (ceiling) ruleReasons(reasons, command, record, ceiling, undefined, proofNeeded, evidenceNeeded);
   }
   return finish(reasons, options);
 }
@@ -95,14 +102,16 @@ function finish(reasons: Reason[], options: EvaluateOptions): Evaluation {
 
 /** First certain match wins; rules that may match (unknown words) before it add their verdicts too. */
 function ruleReasons(
+  out: Reason[],
+  command: string[],
   record: CommandRecord,
-  rules: CompiledRule[],
+  index: RuleIndex,
   fallback: Verdict | undefined,
   proofNeeded: MatchContext,
   evidenceNeeded: MatchContext,
-): Reason[] {
-  const command = words(record.args);
-  const out: Reason[] = [];
+): void {
+  const name = record.args[0];
+  const rules = candidateRules(index, name && !name.dynamic && !name.glob ? evidenceName(name.value) : undefined);
   for (const rule of rules) {
     const result = matchPattern(rule.pattern, record.args, rule.verdict === 'allow' ? proofNeeded : evidenceNeeded);
     if (result === certainMatch) {
@@ -113,7 +122,7 @@ function ruleReasons(
         verdict: rule.verdict,
         message: `matches ${rule.label}`,
       });
-      return out;
+      return;
     }
     if (result === maybeMatch && rule.verdict !== 'allow') {
       out.push({
@@ -133,12 +142,11 @@ function ruleReasons(
       message: `no rule matches; the policy's default is ${fallback}`,
     });
   }
-  return out;
 }
 
 function allowlistReason(
   args: CommandRecord['args'],
-  allow: CompiledRule['pattern'][],
+  allow: CompiledPattern[],
   trustedDirs: ReadonlySet<string>,
 ): Reason {
   const command = words(args);

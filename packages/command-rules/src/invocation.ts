@@ -60,7 +60,8 @@ class Invocation {
       return;
     }
     this.opaque(`a program fed through ${feed.what} to ${this.program}`);
-    if (kind === 'shell' && !feed.known && feed.evidence) this.runShellText(feed.evidence);
+    const evidence = kind === 'shell' && !feed.known ? feed.evidence?.() : undefined;
+    if (evidence) this.runShellText(evidence);
   }
 
   parse(spec: OptionSpec, start = 1): ParsedOptions {
@@ -469,7 +470,7 @@ function xargsHandler(inv: Invocation): void {
   } else {
     inv.runInner([...inner, unknownArg('<arguments read by xargs>', true)], undefined);
     // `echo / | xargs rm -rf`: what the input says is evidence
-    const text = inv.stdin?.known ? inv.stdin.text : inv.stdin?.evidence;
+    const text = inv.stdin?.known ? inv.stdin.text : inv.stdin?.evidence?.();
     const words = text?.split(/\s+/).filter(Boolean) ?? [];
     if (words.length > 0 && words.length <= 64) inv.runInner([...inner, ...words.map(literalArg)], undefined);
   }

@@ -21,6 +21,8 @@ type PatternWord = { kind: 'literal'; text: string } | { kind: 'glob'; re: RegEx
 interface ProgramPattern {
   text: string;
   isPath: boolean;
+  /** The program word contains a glob character. */
+  glob: boolean;
   /** Matches the whole program word (case-sensitive): for allow rules. */
   exact: RegExp;
   /** Matches the basename case-insensitively, `.exe` stripped: evidence for deny, approve and confirm. */
@@ -128,6 +130,7 @@ export function compilePattern(source: string): CompiledPattern {
   const program: ProgramPattern = {
     text: first.text,
     isPath,
+    glob: first.glob,
     exact: new RegExp(`^${first.regex}$`),
     evidence: new RegExp(`^${baseRegex.replace(/\\\.exe$/i, '')}(?:\\.exe)?$`, 'i'),
   };
@@ -221,6 +224,8 @@ export function matchPattern(pattern: CompiledPattern, args: readonly Arg[], ctx
   const programResult = matchProgram(pattern.program, name, ctx);
   if (programResult === noMatch) return noMatch;
   const words = pattern.words;
+  const simple = simpleMatch(words, args);
+  if (simple !== undefined) return Math.min(programResult, simple) as MatchResult;
   const memo = new Int8Array((words.length + 1) * (args.length + 1)).fill(-1);
   const step = (pi: number, ai: number): MatchResult => {
     const key = pi * (args.length + 1) + ai;
@@ -260,4 +265,19 @@ export function matchPattern(pattern: CompiledPattern, args: readonly Arg[], ctx
     return best;
   };
   return Math.min(programResult, step(0, 1)) as MatchResult;
+}
+
+/** The common case without backtracking: known words, and a rest only at the end. Undefined when it does not apply. */
+function simpleMatch(words: PatternWord[], args: readonly Arg[]): MatchResult | undefined {
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic || arg.glob) return undefined;
+  }
+  for (let pi = 0; pi < words.length; pi++) {
+    const word = words[pi] as PatternWord;
+    if (word.kind === 'rest') return pi === words.length - 1 ? certainMatch : undefined;
+    const arg = args[pi + 1];
+    if (!arg || !wordMatches(word, arg.value)) return noMatch;
+  }
+  return args.length === words.length + 1 ? certainMatch : noMatch;
 }

@@ -37,6 +37,12 @@ function walkChildren(node: Node, ctx: WalkContext): void {
   for (const child of node.namedChildren) if (child) walk(child, ctx);
 }
 
+/** Whether a word-level node can contain a command: only through `$(`, backticks or process substitution. */
+function mayHoldCommands(node: Node): boolean {
+  const text = node.text;
+  return text.includes('$') || text.includes('`') || text.includes('<(') || text.includes('>(');
+}
+
 function walk(node: Node, ctx: WalkContext): void {
   switch (node.type) {
     case 'command':
@@ -103,6 +109,8 @@ function argsOfNode(node: Node, prefix?: string): Arg[] {
 }
 
 function nameSegments(node: Node) {
+  const only = node.namedChildCount === 1 ? node.firstNamedChild : null;
+  if (only) return wordSegments(only);
   return node.namedChildren.flatMap((child) => (child ? wordSegments(child) : []));
 }
 
@@ -110,7 +118,8 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string): void {
   const args: Arg[] = [];
   let stdin = ctx.stdin;
   const redirects: Node[] = [];
-  for (const child of node.namedChildren) {
+  const children = node.namedChildren;
+  for (const child of children) {
     if (!child) continue;
     switch (child.type) {
       case 'command_name':
@@ -156,8 +165,8 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string): void {
   }
   // substitutions inside the words run too
   const inner = { ...ctx, stdin: undefined };
-  for (const child of node.namedChildren) {
-    if (!child || child.childCount === 0) continue;
+  for (const child of children) {
+    if (!child || !mayHoldCommands(child)) continue;
     if (child.type === 'variable_assignment' || child.type.endsWith('_redirect')) walkChildren(child, inner);
     else walk(child, inner);
   }
@@ -184,7 +193,7 @@ function visitPipeline(node: Node, ctx: WalkContext): void {
   const stages = node.namedChildren.filter((child): child is Node => child !== null && child.type !== 'comment');
   stages.forEach((stage, index) => {
     const stdin: StdinFeed | undefined =
-      index === 0 ? ctx.stdin : { known: false, what: 'a pipe', evidence: producedText(stages, index - 1) };
+      index === 0 ? ctx.stdin : { known: false, what: 'a pipe', evidence: () => producedText(stages, index - 1) };
     walk(stage, { ...ctx, stdin });
   });
 }
@@ -235,7 +244,8 @@ function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
         if (!part) continue;
         if (part.type === 'pipeline') {
           // `cat <<EOF | sh`: the grammar hangs the rest of the pipeline under the heredoc
-          const evidence = body?.type === 'command' && body.text === 'cat' && stdin?.known ? stdin.text : undefined;
+          const heredoc = body?.type === 'command' && body.text === 'cat' && stdin?.known ? stdin.text : undefined;
+          const evidence = heredoc === undefined ? undefined : () => heredoc;
           for (const stage of part.namedChildren) {
             if (stage) walk(stage, { ...ctx, stdin: { known: false, what: 'a pipe', evidence } });
           }
