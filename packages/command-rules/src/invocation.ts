@@ -653,9 +653,23 @@ const runningOptions: Array<[RegExp, RegExp, string]> = [
   [/^alias$/, /=/, 'an alias changes what a name runs'],
 ];
 
+/** runningOptions entries per program name, remembered (a bounded cache: names come from untrusted text). */
+const runningOptionsByProgram = new Map<string, Array<[RegExp, RegExp, string]>>();
+
+function runningOptionsFor(program: string): Array<[RegExp, RegExp, string]> {
+  let entries = runningOptionsByProgram.get(program);
+  if (!entries) {
+    entries = runningOptions.filter(([pattern]) => pattern.test(program));
+    if (runningOptionsByProgram.size > 4096) runningOptionsByProgram.clear();
+    runningOptionsByProgram.set(program, entries);
+  }
+  return entries;
+}
+
 function tableOpaque(inv: Invocation): boolean {
-  for (const [program, option, message] of runningOptions) {
-    if (program.test(inv.program) && inv.args.some((arg, i) => i > 0 && option.test(arg.value))) {
+  if (inv.args.length < 2) return false;
+  for (const [, option, message] of runningOptionsFor(inv.program)) {
+    if (inv.args.some((arg, i) => i > 0 && option.test(arg.value))) {
       inv.opaque(message);
       return true;
     }
