@@ -8,6 +8,8 @@ import { LocalHub } from './hub/local-hub';
 import { createJoinToken } from './machines/create-join-token';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
+import { createMailer } from './notify/mailer';
+import { SqliteIdentityStore } from './store/sqlite/sqlite-identity-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 
 const info = { hostname: 'h1', os: 'linux', arch: 'x64', version: '0.1.0', protocol: PROTOCOL_VERSION };
@@ -27,6 +29,8 @@ describe('gateway HTTP routes', () => {
     ({ account, owner } = await store.bootstrap(clock.toISOString()));
     const deps: GatewayDeps = {
       store,
+      identity: new SqliteIdentityStore(store),
+      mailer: createMailer({}),
       hub: new LocalHub(),
       now: () => clock,
       log: () => {},

@@ -9,6 +9,12 @@ export const GatewayConfig = z.object({
   publicUrl: z.url().optional(),
   databaseUrl: z.string().optional(),
   heartbeatMs: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** SMTP server for e-mail, e.g. `smtp://user:pass@mail.example.com:587`; without it links are shown instead. */
+  smtpUrl: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  mailFrom: z.string().min(3).optional(),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -21,6 +27,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     publicUrl: env.LETKITE_PUBLIC_URL,
     databaseUrl: env.LETKITE_DATABASE_URL,
     heartbeatMs: env.LETKITE_HEARTBEAT_MS,
+    smtpUrl: env.LETKITE_SMTP_URL,
+    mailFrom: env.LETKITE_MAIL_FROM,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -37,6 +45,8 @@ function envName(key: string): string {
     publicUrl: 'PUBLIC_URL',
     databaseUrl: 'DATABASE_URL',
     heartbeatMs: 'HEARTBEAT_MS',
+    smtpUrl: 'SMTP_URL',
+    mailFrom: 'MAIL_FROM',
   };
   return names[key] ?? key.toUpperCase();
 }

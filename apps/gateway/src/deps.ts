@@ -1,9 +1,15 @@
 import type { AgentHub } from './hub/types';
+import type { IdentityStore } from './identity/identity-store';
+import type { Mailer } from './notify/mailer';
 import type { Store } from './store/types';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
 export interface GatewayDeps {
   store: Store;
+  /** People's credentials, web sessions, invitations, custom roles and groups. */
+  identity: IdentityStore;
+  /** Outgoing e-mail (invitations, approval requests). */
+  mailer: Mailer;
   hub: AgentHub;
   now: () => Date;
   log: (msg: string) => void;

@@ -9,8 +9,10 @@ import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { handleAgentSocket } from './hub/agent-endpoint';
 import { LocalHub } from './hub/local-hub';
+import { openIdentityStore } from './identity/open-identity-store';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
+import { createMailer } from './notify/mailer';
 import { openStore } from './store/open-store';
 import type { Account, Store, User } from './store/types';
 import { GATEWAY_VERSION } from './version';
@@ -37,6 +39,8 @@ export async function startGateway(
   const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
   const now = () => new Date();
   const { account, owner } = await store.bootstrap(now().toISOString());
+  const identity = openIdentityStore(store);
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
 
   // The app needs the port (for its public URL), so it is built after listen; until then requests get 503.
@@ -52,7 +56,7 @@ export async function startGateway(
   const port = (server.address() as AddressInfo).port;
   const publicUrl = config.publicUrl ?? `http://localhost:${port}`;
 
-  const deps: GatewayDeps = { store, hub, now, log, publicUrl, version: GATEWAY_VERSION };
+  const deps: GatewayDeps = { store, identity, mailer, hub, now, log, publicUrl, version: GATEWAY_VERSION };
   const mcp = new McpEndpoint(deps, toolHandlers);
   app = createApp({ ...deps, mcp });
 
