@@ -17,7 +17,7 @@ export interface MachineCall {
  * is online, and resolve the caller's policy clamped to the machine's reported ceiling.
  */
 export async function prepareMachineCall(ctx: ToolCallContext, ref: string): Promise<MachineCall> {
-  const machine = await resolveMachine(ctx.deps.store, ctx.principal, ref);
+  const machine = await resolveMachine(ctx.deps, ctx.principal, ref);
   ctx.audit.target = machine.id;
   if (!ctx.deps.hub.isOnline(machine.id)) {
     throw new LetKiteError('machine_offline', `machine "${machine.name}" is offline`);

@@ -3,7 +3,7 @@ import { reachableMachines } from '../../machines/resolve-machine';
 import { defineHandler } from '../tool-handler';
 
 export const machinesListHandler = defineHandler(machinesList, async (_input, ctx) => {
-  const machines = await reachableMachines(ctx.deps.store, ctx.principal);
+  const machines = await reachableMachines(ctx.deps, ctx.principal);
   return {
     machines: machines.map((m) => ({
       id: m.id,
