@@ -34,7 +34,8 @@ export function migrateSqliteDomain(db: BetterSQLite3Database<Record<string, unk
   migrate(db, { migrationsFolder: join(drizzleRoot, folder), migrationsTable: table });
 }
 
-function auditRow(e: AuditEventInput): typeof schema.auditEvents.$inferInsert {
+/** The audit_events row for an event; domain stores insert it in their own transactions. */
+export function auditRow(e: AuditEventInput): typeof schema.auditEvents.$inferInsert {
   return {
     accountId: e.accountId,
     at: e.at,

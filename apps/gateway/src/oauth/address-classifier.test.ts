@@ -1,0 +1,40 @@
+import { expect, test } from 'vitest';
+import { type AddressClass, classifyAddress } from './address-classifier';
+
+test.each<[string, AddressClass]>([
+  ['8.8.8.8', 'public'],
+  ['1.1.1.1', 'public'],
+  ['2606:4700:4700::1111', 'public'],
+  ['127.0.0.1', 'loopback'],
+  ['127.255.0.9', 'loopback'],
+  ['::1', 'loopback'],
+  ['::ffff:127.0.0.1', 'loopback'],
+  ['::ffff:7f00:1', 'loopback'],
+  ['0:0:0:0:0:ffff:127.0.0.1', 'loopback'],
+  ['10.1.2.3', 'private'],
+  ['172.16.0.1', 'private'],
+  ['172.31.255.255', 'private'],
+  ['172.32.0.1', 'public'],
+  ['192.168.1.1', 'private'],
+  ['100.64.0.1', 'private'],
+  ['fd00::1', 'private'],
+  ['fc12:3456::1', 'private'],
+  ['::ffff:10.0.0.1', 'private'],
+  ['64:ff9b::10.0.0.1', 'private'],
+  ['169.254.169.254', 'link_local'],
+  ['fe80::1', 'link_local'],
+  ['224.0.0.1', 'multicast'],
+  ['239.255.255.250', 'multicast'],
+  ['ff02::1', 'multicast'],
+  ['0.0.0.0', 'unspecified'],
+  ['::', 'unspecified'],
+  ['255.255.255.255', 'reserved'],
+  ['192.0.2.10', 'reserved'],
+  ['2001:db8::1', 'reserved'],
+  ['2002:7f00:1::1', 'reserved'],
+  ['localhost', 'invalid'],
+  ['127.1', 'invalid'],
+  ['', 'invalid'],
+])('%s is %s', (address, expected) => {
+  expect(classifyAddress(address)).toBe(expected);
+});

@@ -1,0 +1,260 @@
+import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import type {
+  AccessTokenRecord,
+  AuthorizationCode,
+  CodeOutcome,
+  Connection,
+  IssuedTokens,
+  OAuthStore,
+  RefreshOutcome,
+  RegisteredClient,
+} from '../../oauth/oauth-store';
+import type { ToolGroup } from '../../oauth/scopes';
+import type { AuditEventInput, Grant } from '../types';
+import * as schema from './oauth-schema';
+import { auditEvents } from './schema';
+import { auditRow, migrateSqliteDomain, type SqliteStore } from './sqlite-store';
+
+type ConnectionRow = typeof schema.oauthConnections.$inferSelect;
+type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
+
+function connectionFromRow(r: ConnectionRow): Connection {
+  return {
+    ...r,
+    groups: JSON.parse(r.groups) as ToolGroup[],
+    grant: JSON.parse(r.grant) as Grant,
+  };
+}
+
+/** The OAuth domain on the shared SQLite database; audit rows go to core `audit_events` in the same transaction. */
+export class SqliteOAuthStore implements OAuthStore {
+  private readonly db: SqliteStore['db'];
+
+  constructor(core: SqliteStore) {
+    this.db = core.db;
+    migrateSqliteDomain(core.db, 'sqlite-oauth', '__drizzle_migrations_oauth');
+  }
+
+  async registerClient(client: RegisteredClient): Promise<void> {
+    this.db
+      .insert(schema.oauthClients)
+      .values({ clientId: client.clientId, metadata: JSON.stringify(client.metadata), createdAt: client.createdAt })
+      .run();
+  }
+
+  async getClient(clientId: string): Promise<RegisteredClient | null> {
+    const r = this.db.select().from(schema.oauthClients).where(eq(schema.oauthClients.clientId, clientId)).get();
+    return r ? { clientId: r.clientId, metadata: JSON.parse(r.metadata), createdAt: r.createdAt } : null;
+  }
+
+  async createAuthorizationCode(codeHash: string, code: AuthorizationCode, audit: AuditEventInput): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.insert(schema.oauthAuthorizationCodes)
+        .values({ ...code, codeHash, groups: JSON.stringify(code.groups), grant: JSON.stringify(code.grant) })
+        .run();
+      tx.insert(auditEvents).values(auditRow(audit)).run();
+    });
+  }
+
+  async redeemAuthorizationCode(
+    codeHash: string,
+    input: {
+      now: string;
+      connectionId: string;
+      check: (code: AuthorizationCode) => boolean;
+      tokens: IssuedTokens;
+      audit: AuditEventInput;
+      reuseAudit: (code: { accountId: string; connectionId: string }) => AuditEventInput;
+    },
+  ): Promise<CodeOutcome> {
+    return this.db.transaction((tx): CodeOutcome => {
+      const r = tx
+        .select()
+        .from(schema.oauthAuthorizationCodes)
+        .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
+        .get();
+      if (!r) return { kind: 'invalid' };
+      if (r.usedAt !== null) {
+        // RFC 6749 §4.1.2: a code used twice revokes the tokens issued for it.
+        if (r.connectionId) {
+          const audit = input.reuseAudit({ accountId: r.accountId, connectionId: r.connectionId });
+          this.revokeIn(tx, r.connectionId, input.now, audit);
+        }
+        return { kind: 'reused', connectionId: r.connectionId };
+      }
+      const code: AuthorizationCode = {
+        accountId: r.accountId,
+        userId: r.userId,
+        clientId: r.clientId,
+        clientName: r.clientName,
+        redirectUri: r.redirectUri,
+        codeChallenge: r.codeChallenge,
+        resource: r.resource,
+        groups: JSON.parse(r.groups) as ToolGroup[],
+        grant: JSON.parse(r.grant) as Grant,
+        createdAt: r.createdAt,
+        expiresAt: r.expiresAt,
+      };
+      // A failed check burns the code too: a guessed verifier gets one try.
+      tx.update(schema.oauthAuthorizationCodes)
+        .set({ usedAt: input.now })
+        .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
+        .run();
+      if (code.expiresAt <= input.now || !input.check(code)) return { kind: 'invalid' };
+      const connection: Connection = {
+        id: input.connectionId,
+        accountId: code.accountId,
+        userId: code.userId,
+        clientId: code.clientId,
+        clientName: code.clientName,
+        redirectUri: code.redirectUri,
+        resource: code.resource,
+        groups: code.groups,
+        grant: code.grant,
+        createdAt: input.now,
+        lastUsedAt: null,
+        revokedAt: null,
+      };
+      tx.insert(schema.oauthConnections)
+        .values({ ...connection, groups: JSON.stringify(connection.groups), grant: JSON.stringify(connection.grant) })
+        .run();
+      tx.update(schema.oauthAuthorizationCodes)
+        .set({ connectionId: connection.id })
+        .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
+        .run();
+      this.insertTokens(tx, connection.id, input.now, input.tokens);
+      tx.insert(auditEvents).values(auditRow(input.audit)).run();
+      return { kind: 'issued', connection };
+    });
+  }
+
+  async rotateRefreshToken(
+    refreshTokenHash: string,
+    input: { now: string; clientId: string; tokens: IssuedTokens; reuseAudit: (c: Connection) => AuditEventInput },
+  ): Promise<RefreshOutcome> {
+    return this.db.transaction((tx): RefreshOutcome => {
+      const r = tx
+        .select()
+        .from(schema.oauthRefreshTokens)
+        .innerJoin(schema.oauthConnections, eq(schema.oauthRefreshTokens.connectionId, schema.oauthConnections.id))
+        .where(eq(schema.oauthRefreshTokens.tokenHash, refreshTokenHash))
+        .get();
+      if (!r) return { kind: 'invalid' };
+      const connection = connectionFromRow(r.oauth_connections);
+      if (connection.revokedAt !== null || connection.clientId !== input.clientId) return { kind: 'invalid' };
+      if (r.oauth_refresh_tokens.rotatedAt !== null) {
+        // Reuse of a rotated token: either the client or a thief holds a stale copy; revoke the whole grant.
+        this.revokeIn(tx, connection.id, input.now, input.reuseAudit(connection));
+        return { kind: 'reused', connection: { ...connection, revokedAt: input.now } };
+      }
+      if (r.oauth_refresh_tokens.expiresAt <= input.now) return { kind: 'invalid' };
+      tx.update(schema.oauthRefreshTokens)
+        .set({ rotatedAt: input.now })
+        .where(eq(schema.oauthRefreshTokens.tokenHash, refreshTokenHash))
+        .run();
+      this.insertTokens(tx, connection.id, input.now, input.tokens);
+      return { kind: 'rotated', connection };
+    });
+  }
+
+  async findAccessToken(accessTokenHash: string, now: string): Promise<AccessTokenRecord | null> {
+    const r = this.db
+      .select()
+      .from(schema.oauthAccessTokens)
+      .innerJoin(schema.oauthConnections, eq(schema.oauthAccessTokens.connectionId, schema.oauthConnections.id))
+      .where(
+        and(
+          eq(schema.oauthAccessTokens.tokenHash, accessTokenHash),
+          gt(schema.oauthAccessTokens.expiresAt, now),
+          isNull(schema.oauthConnections.revokedAt),
+        ),
+      )
+      .get();
+    return r
+      ? { connection: connectionFromRow(r.oauth_connections), expiresAt: r.oauth_access_tokens.expiresAt }
+      : null;
+  }
+
+  async touchConnection(id: string, at: string): Promise<void> {
+    this.db.update(schema.oauthConnections).set({ lastUsedAt: at }).where(eq(schema.oauthConnections.id, id)).run();
+  }
+
+  async revokeToken(
+    tokenHash: string,
+    clientId: string,
+    now: string,
+    audit: (c: Connection) => AuditEventInput,
+  ): Promise<Connection | null> {
+    return this.db.transaction((tx) => {
+      const access = tx
+        .select()
+        .from(schema.oauthAccessTokens)
+        .innerJoin(schema.oauthConnections, eq(schema.oauthAccessTokens.connectionId, schema.oauthConnections.id))
+        .where(eq(schema.oauthAccessTokens.tokenHash, tokenHash))
+        .get();
+      if (access) {
+        if (access.oauth_connections.clientId === clientId) {
+          tx.delete(schema.oauthAccessTokens).where(eq(schema.oauthAccessTokens.tokenHash, tokenHash)).run();
+        }
+        return null;
+      }
+      const refresh = tx
+        .select()
+        .from(schema.oauthRefreshTokens)
+        .innerJoin(schema.oauthConnections, eq(schema.oauthRefreshTokens.connectionId, schema.oauthConnections.id))
+        .where(eq(schema.oauthRefreshTokens.tokenHash, tokenHash))
+        .get();
+      if (!refresh || refresh.oauth_connections.clientId !== clientId) return null;
+      const connection = connectionFromRow(refresh.oauth_connections);
+      if (connection.revokedAt !== null) return null;
+      this.revokeIn(tx, connection.id, now, audit(connection));
+      return { ...connection, revokedAt: now };
+    });
+  }
+
+  async getConnection(id: string): Promise<Connection | null> {
+    const r = this.db.select().from(schema.oauthConnections).where(eq(schema.oauthConnections.id, id)).get();
+    return r ? connectionFromRow(r) : null;
+  }
+
+  async listConnections(
+    accountId: string,
+    options: { userId?: string; includeRevoked?: boolean },
+  ): Promise<Connection[]> {
+    const conditions = [eq(schema.oauthConnections.accountId, accountId)];
+    if (options.userId !== undefined) conditions.push(eq(schema.oauthConnections.userId, options.userId));
+    if (!options.includeRevoked) conditions.push(isNull(schema.oauthConnections.revokedAt));
+    return this.db
+      .select()
+      .from(schema.oauthConnections)
+      .where(and(...conditions))
+      .orderBy(desc(schema.oauthConnections.createdAt))
+      .all()
+      .map(connectionFromRow);
+  }
+
+  async revokeConnection(id: string, now: string, audit: AuditEventInput): Promise<boolean> {
+    return this.db.transaction((tx) => this.revokeIn(tx, id, now, audit));
+  }
+
+  private revokeIn(tx: Tx, id: string, now: string, audit: AuditEventInput): boolean {
+    const changed = tx
+      .update(schema.oauthConnections)
+      .set({ revokedAt: now })
+      .where(and(eq(schema.oauthConnections.id, id), isNull(schema.oauthConnections.revokedAt)))
+      .run();
+    tx.delete(schema.oauthAccessTokens).where(eq(schema.oauthAccessTokens.connectionId, id)).run();
+    tx.delete(schema.oauthRefreshTokens).where(eq(schema.oauthRefreshTokens.connectionId, id)).run();
+    if (changed.changes === 1) tx.insert(auditEvents).values(auditRow(audit)).run();
+    return changed.changes === 1;
+  }
+
+  private insertTokens(tx: Tx, connectionId: string, now: string, tokens: IssuedTokens): void {
+    tx.insert(schema.oauthAccessTokens)
+      .values({ tokenHash: tokens.accessTokenHash, connectionId, createdAt: now, expiresAt: tokens.accessExpiresAt })
+      .run();
+    tx.insert(schema.oauthRefreshTokens)
+      .values({ tokenHash: tokens.refreshTokenHash, connectionId, createdAt: now, expiresAt: tokens.refreshExpiresAt })
+      .run();
+  }
+}
