@@ -12,6 +12,9 @@ interface McpSession {
   server: Server;
   /** The credential the session was opened with; every later request must carry the same one. */
   credentialId: string;
+  /** Whose credential it is: closing a person's sessions (sign-out everywhere, removal) finds them by this. */
+  userId: string;
+  accountId: string;
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
@@ -70,6 +73,19 @@ export class McpEndpoint {
     }
   }
 
+  /** Closes every session of a person (in one account, or all): their sessions or membership were revoked. */
+  async closeSessionsOfUser(userId: string, accountId?: string): Promise<number> {
+    let closed = 0;
+    for (const [id, s] of this.sessions) {
+      if (s.userId === userId && (accountId === undefined || s.accountId === accountId)) {
+        this.sessions.delete(id);
+        await s.transport.close();
+        closed++;
+      }
+    }
+    return closed;
+  }
+
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
@@ -125,7 +141,13 @@ export class McpEndpoint {
         this.sessions.delete(id);
       },
     });
-    const session: McpSession = { transport, server, credentialId: principal.credentialId };
+    const session: McpSession = {
+      transport,
+      server,
+      credentialId: principal.credentialId,
+      userId: principal.userId,
+      accountId: principal.accountId,
+    };
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
