@@ -1,6 +1,7 @@
 import { chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { createApiToken, type Grant, openStore } from '@letkite/gateway';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CliProcess, freePort, removeDir, runCliCommand, tempDir, waitFor } from './processes';
@@ -55,6 +56,21 @@ export class TestGateway {
     const r = await runCliCommand(['admin', 'token', 'create', '--name', name, ...extra], this.cliEnv);
     if (r.code !== 0) throw new Error(`token create failed: ${r.stderr}`);
     return r.stdout.trim();
+  }
+
+  /** An API token with an explicit grant (e.g. an inline policy), created through the gateway's own code. */
+  async apiTokenWithGrant(grant: Grant, name = 'grant-test'): Promise<string> {
+    const store = openStore(join(this.dataDir, 'letkite.db'));
+    try {
+      const { account, owner } = await store.bootstrap(new Date().toISOString());
+      const created = await createApiToken(
+        { store, now: new Date() },
+        { accountId: account.id, userId: owner.id, name, grant, actor: 'test' },
+      );
+      return created.token;
+    } finally {
+      await store.close();
+    }
   }
 
   async joinToken(extra: string[] = []): Promise<string> {

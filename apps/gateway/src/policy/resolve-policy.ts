@@ -22,7 +22,7 @@ export function reportedCeiling(machine: Machine): Ceiling | null {
   if (machine.ceilingSource === 'error') {
     throw new LetKiteError(
       'blocked_by_ceiling',
-      `machine "${machine.name}" refuses everything: its ceiling is invalid`,
+      `machine "${machine.name}" refuses everything: ${machine.ceilingError ?? 'its ceiling is invalid'}`,
       {
         layer: 'ceiling',
         error: machine.ceilingError,

@@ -1,4 +1,5 @@
-import { layeredFileAccess } from '@letkite/policy';
+import { posix } from 'node:path';
+import { fileAccess, layeredFileAccess } from '@letkite/policy';
 import {
   deletePath,
   GitDiffResult,
@@ -12,6 +13,7 @@ import {
   writeFile,
 } from '@letkite/protocol';
 import type { z } from 'zod';
+import { policyToolReason, requireApproval } from '../../approvals/gate';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
 import { maskSecrets } from '../../output';
 import { defineHandler, type ToolCallContext, type ToolHandler } from '../tool-handler';
@@ -34,21 +36,35 @@ async function callFileOp(
   const { machine, policy, clamped } = await prepareMachineCall(ctx, ref);
   // `~` in a rule means the run-as account's home, which only the agent knows: then the agent alone decides.
   const patterns = [...clamped.file_layers.flat().map((r) => r.path), ...clamped.deny];
-  if (input.path.startsWith('/') && !patterns.some((p) => p.startsWith('~'))) {
-    const access = layeredFileAccess(input.path, { layers: clamped.file_layers, deny: clamped.deny, home: '/' });
+  const path = posix.normalize(input.path);
+  if (path.startsWith('/') && !path.includes('\0') && !patterns.some((p) => p.startsWith('~'))) {
+    const access = layeredFileAccess(path, { layers: clamped.file_layers, deny: clamped.deny, home: '/' });
     if (access === 'none') throw new LetKiteError('not_found', `no such file: "${input.path}"`);
     if (mode === 'write' && access === 'ro') {
-      throw new LetKiteError('blocked_by_policy', `"${input.path}" is read-only for this connection`, {
-        layer: 'policy',
-      });
+      const policyAlone = fileAccess(path, { files: policy.files, deny: policy.deny, home: '/' });
+      throw policyAlone === 'rw'
+        ? new LetKiteError(
+            'blocked_by_ceiling',
+            `machine "${machine.name}"'s ceiling makes "${input.path}" read-only`,
+            {
+              layer: 'ceiling',
+            },
+          )
+        : new LetKiteError('blocked_by_policy', `"${input.path}" is read-only for this connection`, {
+            layer: 'policy',
+          });
     }
   }
-  ctx.audit.decision = 'allow';
+  const needsHuman = mode === 'write' ? policyToolReason(policy, op) : null;
+  ctx.audit.decision = needsHuman ? 'approve' : 'allow';
+  const approved = needsHuman
+    ? (await requireApproval(ctx, { tool: op, machine, policy, args: input, reason: needsHuman })).approved
+    : false;
   return ctx.deps.hub.call(
     machine.id,
     op,
     params,
-    { policy, confirm: confirm ?? false, actor: ctx.principal.actor },
+    { policy, confirm: (confirm ?? false) || approved, approved, actor: ctx.principal.actor },
     { timeoutMs: FILE_OP_TIMEOUT_MS, signal: ctx.signal },
   );
 }
