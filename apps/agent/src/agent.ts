@@ -5,7 +5,9 @@ import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
 import { execCommand } from './executors/exec-command';
 import { isFileOp, runFileOp } from './executors/file-op';
+import type { RequestStream } from './request-stream';
 import type { AgentState } from './state';
+import { isTransferOp, runTransferOp, TempJournal } from './transfers';
 
 /** Largest piece of output in one chunk frame: 100k UTF-16 units stay under the 1 MiB frame even when escaped. */
 const CHUNK_CHARS = 100_000;
@@ -14,6 +16,8 @@ export interface AgentOptions {
   log?: (msg: string) => void;
   /** The machine's ceiling file (default /etc/letkite/ceiling.toml). */
   ceilingPath?: string;
+  /** The agent's state directory: where unfinished transfers are remembered so a restart can clean them up. */
+  stateDir?: string;
 }
 
 /** The report the gateway shows on the dashboard and in machines_list. */
@@ -39,21 +43,24 @@ export class Agent {
   readonly connection: GatewayConnection;
   readonly ceiling: CeilingSource;
   private readonly log: (msg: string) => void;
+  private readonly transfers: TempJournal;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     this.log = options.log ?? ((msg) => console.error(`[agent] ${msg}`));
+    this.transfers = new TempJournal(options.stateDir ?? null);
     const uid = process.getuid?.() ?? 0;
     this.ceiling = new CeilingSource(options.ceilingPath ?? DEFAULT_CEILING_PATH, uid === 0 ? [0] : [0, uid], this.log);
     this.connection = new GatewayConnection(state, {
       log: this.log,
       onConnected: (send) => send(ceilingReport(this.ceiling.current())),
-      onRequest: (frame, send, signal) => this.handle(frame, send, signal),
+      onRequest: (frame, send, signal, stream) => this.handle(frame, send, signal, stream),
     });
   }
 
   /** Loads the command parser (once), reports the ceiling in force, and dials the gateway. */
   async start(): Promise<void> {
     await loadCommandRules();
+    this.transfers.cleanStale(this.log);
     const initial = this.ceiling.current();
     if (initial.source === 'defaults') this.log(`no ceiling at ${initial.path}: using the documented defaults`);
     if (initial.source === 'error') this.log(`ceiling ${initial.path}: FAILING CLOSED: ${initial.error}`);
@@ -66,9 +73,14 @@ export class Agent {
     return this.connection.stop();
   }
 
-  private async handle(frame: RequestFrame, send: (f: AgentFrame) => void, signal: AbortSignal): Promise<void> {
+  private async handle(
+    frame: RequestFrame,
+    send: (f: AgentFrame) => void,
+    signal: AbortSignal,
+    stream: RequestStream,
+  ): Promise<void> {
     try {
-      const result = await this.run(frame, send, signal);
+      const result = await this.run(frame, send, signal, stream);
       send({ type: 'response', id: frame.id, result });
     } catch (err) {
       const e = toLetKiteError(err);
@@ -78,10 +90,19 @@ export class Agent {
     }
   }
 
-  private async run(frame: RequestFrame, send: (f: AgentFrame) => void, signal: AbortSignal): Promise<unknown> {
+  private async run(
+    frame: RequestFrame,
+    send: (f: AgentFrame) => void,
+    signal: AbortSignal,
+    stream: RequestStream,
+  ): Promise<unknown> {
     // The ceiling is re-read (if it changed) for every request, so an edit applies at once.
     const ceiling = this.ceiling.current();
     if (isFileOp(frame.op)) return runFileOp(frame.op, frame.params, frame.context, ceiling);
+    if (isTransferOp(frame.op)) {
+      const side = { id: frame.id, send, stream, signal };
+      return runTransferOp(frame.op, frame.params, frame.context, ceiling, side, this.transfers);
+    }
     switch (frame.op) {
       case 'exec': {
         const parsed = ExecParams.safeParse(frame.params);

@@ -1,8 +1,16 @@
 import { createPrivateKey, sign } from 'node:crypto';
-import { type AgentFrame, challengeText, GatewayFrame, MAX_FRAME_BYTES, type RequestFrame } from '@letkite/protocol';
+import {
+  type AgentFrame,
+  challengeText,
+  decodeDataFrame,
+  GatewayFrame,
+  MAX_FRAME_BYTES,
+  type RequestFrame,
+} from '@letkite/protocol';
 import WebSocket from 'ws';
 import { agentInfo } from './agent-info';
 import { agentSocketUrl, checkGatewayUrl } from './gateway-url';
+import { RequestStream } from './request-stream';
 import type { AgentState } from './state';
 
 /** If the gateway stops reading, we close rather than queue without bound. */
@@ -13,6 +21,12 @@ export interface Backoff {
   maxMs: number;
 }
 
+/** The bytes of a ws message (ws hands a Buffer unless told otherwise; fragments arrive as a list). */
+function rawBuffer(raw: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(raw)) return raw;
+  return Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+}
+
 /** Exponential backoff with full jitter: a fleet of agents does not reconnect in lockstep after an outage. */
 export function backoffDelay(attempt: number, b: Backoff, random: () => number = Math.random): number {
   const cap = Math.min(b.maxMs, b.initialMs * 2 ** Math.min(attempt, 20));
@@ -21,7 +35,12 @@ export function backoffDelay(attempt: number, b: Backoff, random: () => number =
 
 export interface ConnectionHandlers {
   /** Runs one request; frames it sends go through `send`. Must answer with exactly one response or error frame. */
-  onRequest(frame: RequestFrame, send: (frame: AgentFrame) => void, signal: AbortSignal): Promise<void>;
+  onRequest(
+    frame: RequestFrame,
+    send: (frame: AgentFrame) => void,
+    signal: AbortSignal,
+    stream: RequestStream,
+  ): Promise<void>;
   /** Called after each successful handshake, e.g. to report the ceiling. */
   onConnected(send: (frame: AgentFrame) => void): void;
   log(msg: string): void;
@@ -37,7 +56,7 @@ export class GatewayConnection {
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
-  private readonly inflight = new Map<string, AbortController>();
+  private readonly inflight = new Map<string, { controller: AbortController; stream: RequestStream }>();
   private readonly key;
   private readonly url: string;
   private connectedOnce: (() => void) | null = null;
@@ -71,7 +90,7 @@ export class GatewayConnection {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.watchdog);
-    for (const c of this.inflight.values()) c.abort();
+    for (const c of this.inflight.values()) c.controller.abort();
     const ws = this.ws;
     if (ws && ws.readyState !== WebSocket.CLOSED) {
       await new Promise<void>((resolve) => {
@@ -95,6 +114,13 @@ export class GatewayConnection {
     ws.send(JSON.stringify(frame));
   }
 
+  /** Sends a binary data frame; no bufferedAmount guard, since credit already bounds how much is in flight. */
+  private sendBinaryOn(ws: WebSocket, frame: Uint8Array): boolean {
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(frame, { binary: true });
+    return true;
+  }
+
   private scheduleReconnect(): void {
     if (this.stopped) return;
     const delay = backoffDelay(this.attempt++, this.backoff);
@@ -113,7 +139,14 @@ export class GatewayConnection {
 
   private dial(): void {
     if (this.stopped) return;
-    const ws = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES, handshakeTimeout: 10_000 });
+    const ws = new WebSocket(this.url, {
+      maxPayload: MAX_FRAME_BYTES,
+      handshakeTimeout: 10_000,
+      // RFC 6455 masking guards browser-facing proxies from cache poisoning by scripts; the agent is no browser
+      // and production links are TLS. An all-zero mask lets ws skip XOR-ing every byte on both ends, which is
+      // most of the CPU a bulk transfer costs the agent and the gateway.
+      generateMask: (mask) => mask.fill(0),
+    });
     this.ws = ws;
     let heartbeatMs = 15_000;
     let welcomed = false;
@@ -123,16 +156,26 @@ export class GatewayConnection {
     ws.on('close', (code, reason) => {
       clearTimeout(this.watchdog);
       if (this.live === ws) this.live = null;
-      for (const c of this.inflight.values()) c.abort();
+      for (const c of this.inflight.values()) c.controller.abort();
       this.inflight.clear();
       if (welcomed) this.handlers.log(`disconnected (${code}${reason.length ? ` ${reason.toString()}` : ''})`);
       this.scheduleReconnect();
     });
-    ws.on('message', (data, isBinary) => {
+    ws.on('message', (raw, isBinary) => {
+      if (isBinary) {
+        const data = decodeDataFrame(rawBuffer(raw));
+        if (!data) {
+          this.handlers.log('malformed data frame from the gateway; closing');
+          ws.close(1008, 'protocol_error');
+          return;
+        }
+        // Data for a request that already ended (cancelled, failed) is dropped.
+        this.inflight.get(data.id)?.stream.deliver({ type: 'data', payload: data.payload as Buffer });
+        return;
+      }
       let frame: GatewayFrame;
       try {
-        if (isBinary) throw new Error('binary frame');
-        frame = GatewayFrame.parse(JSON.parse(data.toString()));
+        frame = GatewayFrame.parse(JSON.parse(rawBuffer(raw).toString()));
       } catch {
         this.handlers.log('malformed frame from the gateway; closing');
         ws.close(1008, 'protocol_error');
@@ -162,9 +205,10 @@ export class GatewayConnection {
           return;
         case 'request': {
           const controller = new AbortController();
-          this.inflight.set(frame.id, controller);
+          const stream = new RequestStream((f) => this.sendBinaryOn(ws, f));
+          this.inflight.set(frame.id, { controller, stream });
           void this.handlers
-            .onRequest(frame, (f) => this.sendOn(ws, f), controller.signal)
+            .onRequest(frame, (f) => this.sendOn(ws, f), controller.signal, stream)
             .catch((err: unknown) => {
               this.handlers.log(`request ${frame.id} (${frame.op}) failed: ${String(err)}`);
               this.sendOn(ws, { type: 'error', id: frame.id, error: { code: 'internal', message: 'internal error' } });
@@ -173,9 +217,13 @@ export class GatewayConnection {
           return;
         }
         case 'cancel':
-          this.inflight.get(frame.id)?.abort();
+          this.inflight.get(frame.id)?.controller.abort();
           return;
         case 'credit':
+        case 'entry':
+        case 'entry_end':
+        case 'stream_end':
+          this.inflight.get(frame.id)?.stream.deliver(frame);
           return;
         case 'error':
           this.handlers.log(`gateway refused: ${frame.error.code}: ${frame.error.message}`);

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { PROTOCOL_VERSION } from '@letkite/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from './app';
+import { openApprovals } from './approvals/open-approvals';
 import { createApiToken } from './auth/create-api-token';
 import type { GatewayDeps } from './deps';
 import { LocalHub } from './hub/local-hub';
@@ -32,6 +33,13 @@ describe('gateway HTTP routes', () => {
       identity: new SqliteIdentityStore(store),
       mailer: createMailer({}),
       hub: new LocalHub(),
+      approvals: openApprovals({
+        store,
+        mailer: createMailer({}),
+        publicUrl: 'http://localhost:1',
+        now: () => clock,
+        log: () => {},
+      }),
       now: () => clock,
       log: () => {},
       publicUrl: 'http://localhost:1',

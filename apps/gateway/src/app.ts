@@ -1,6 +1,7 @@
 import { EnrollRequest, LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { approvalRoutes } from './approvals/approval-routes';
 import { authenticateBearer } from './auth/authenticate-bearer';
 import type { GatewayDeps } from './deps';
 import { httpStatusOf } from './http/error-status';
@@ -28,6 +29,8 @@ export function createApp(deps: AppDeps): Hono {
     if (!parsed.success) throw new LetKiteError('invalid_params', 'malformed enrollment request');
     return c.json(await enrollMachine({ store: deps.store, now: deps.now() }, parsed.data));
   });
+
+  app.route('/api', approvalRoutes(deps));
 
   app.all('/mcp', bodyLimit({ maxSize: 16 * 1024 * 1024 }), async (c) => {
     let principal: Awaited<ReturnType<typeof authenticateBearer>>;

@@ -15,6 +15,11 @@ export const GatewayConfig = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   mailFrom: z.string().min(3).optional(),
+  /** Accept http://localhost web-push endpoints (a local push service in tests); never in production. */
+  pushInsecureLoopback: z
+    .enum(['0', '1'])
+    .optional()
+    .transform((v) => v === '1'),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -29,6 +34,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     heartbeatMs: env.LETKITE_HEARTBEAT_MS,
     smtpUrl: env.LETKITE_SMTP_URL,
     mailFrom: env.LETKITE_MAIL_FROM,
+    pushInsecureLoopback: env.LETKITE_PUSH_INSECURE_LOOPBACK,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -47,6 +53,7 @@ function envName(key: string): string {
     heartbeatMs: 'HEARTBEAT_MS',
     smtpUrl: 'SMTP_URL',
     mailFrom: 'MAIL_FROM',
+    pushInsecureLoopback: 'PUSH_INSECURE_LOOPBACK',
   };
   return names[key] ?? key.toUpperCase();
 }

@@ -1,3 +1,4 @@
+import type { Approvals } from './approvals/approvals';
 import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
 import type { Mailer } from './notify/mailer';
@@ -11,6 +12,8 @@ export interface GatewayDeps {
   /** Outgoing e-mail (invitations, approval requests). */
   mailer: Mailer;
   hub: AgentHub;
+  /** Human approvals of single tool calls: their store, wake-up events and notifications. */
+  approvals: Approvals;
   now: () => Date;
   log: (msg: string) => void;
   /** The gateway's public base URL, e.g. http://localhost:8787 */

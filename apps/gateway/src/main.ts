@@ -5,6 +5,7 @@ import { loadCommandRules } from '@letkite/command-rules';
 import { AGENT_WS_PATH, MAX_FRAME_BYTES } from '@letkite/protocol';
 import { WebSocketServer } from 'ws';
 import { createApp } from './app';
+import { openApprovals } from './approvals/open-approvals';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { handleAgentSocket } from './hub/agent-endpoint';
@@ -56,7 +57,30 @@ export async function startGateway(
   const port = (server.address() as AddressInfo).port;
   const publicUrl = config.publicUrl ?? `http://localhost:${port}`;
 
-  const deps: GatewayDeps = { store, identity, mailer, hub, now, log, publicUrl, version: GATEWAY_VERSION };
+  if (!mailer.configured) log('e-mail is off (set LETKITE_SMTP_URL and LETKITE_MAIL_FROM to send approval requests)');
+  const approvals = openApprovals({
+    store,
+    mailer,
+    mailFrom: config.mailFrom,
+    publicUrl,
+    now,
+    log,
+    allowInsecurePushLoopback: config.pushInsecureLoopback,
+  });
+  // Expired requests are marked (and their waiters woken) even when nobody looks at them.
+  const expiry = setInterval(() => {
+    approvals.store
+      .expireDue(now().toISOString())
+      .then((expired) => {
+        for (const r of expired) {
+          approvals.events.changed(r.id);
+          approvals.notifier.settled(r).catch((err) => log(`telling the requester of ${r.id} failed: ${String(err)}`));
+        }
+      })
+      .catch((err) => log(`expiring approvals failed: ${String(err)}`));
+  }, 15_000);
+  expiry.unref();
+  const deps: GatewayDeps = { store, identity, mailer, hub, approvals, now, log, publicUrl, version: GATEWAY_VERSION };
   const mcp = new McpEndpoint(deps, toolHandlers);
   app = createApp({ ...deps, mcp });
 
@@ -81,6 +105,7 @@ export async function startGateway(
     account,
     owner,
     async close() {
+      clearInterval(expiry);
       await mcp.close();
       await hub.close();
       for (const client of wss.clients) client.terminate();

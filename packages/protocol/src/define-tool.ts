@@ -23,6 +23,11 @@ export interface ToolDescriptor<I extends z.ZodObject = z.ZodObject, O extends z
   annotations: ToolAnnotations;
   /** Error codes the tool can answer with, besides the ones every tool can (invalid_params, internal …). */
   errors: readonly ErrorCode[];
+  /**
+   * The call can wait for a human (DESIGN §6): besides `output` it may answer with `PendingApproval`, and the
+   * published output schema admits both shapes.
+   */
+  gated?: boolean;
 }
 
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(

@@ -3,6 +3,14 @@
  * gateway↔agent frames, agent operation parameters, MCP tool descriptors and the protocol version.
  * Pure: zod only, no I/O.
  */
+export {
+  DATA_FRAME_KIND,
+  dataFrameHeaderBytes,
+  decodeDataFrame,
+  encodeDataFrame,
+  MAX_DATA_PAYLOAD_BYTES,
+  writeDataFrameHeader,
+} from './data-frame';
 export { defineTool, type ToolAnnotations, type ToolDescriptor } from './define-tool';
 export {
   ErrorCode,
@@ -23,12 +31,15 @@ export {
   challengeText,
   EnrollRequest,
   EnrollResponse,
+  EntryEndFrame,
+  EntryFrame,
   ErrorFrame,
   GatewayFrame,
   ReportFrame,
   RequestContext,
   RequestFrame,
   ResponseFrame,
+  StreamEndFrame,
   WelcomeFrame,
 } from './messages';
 export { ExecParams, ExecResult } from './ops';
@@ -57,6 +68,22 @@ export {
   WriteFileParams,
   WriteFileResult,
 } from './ops-files';
+export {
+  MAX_TRANSFER_ENTRIES,
+  RelativeTransferPath,
+  SkippedEntry,
+  SkipReason,
+  STREAM_RECORD_COST,
+  skipReasons,
+  TRANSFER_CHUNK_BYTES,
+  TRANSFER_WINDOW_BYTES,
+  TransferEntry,
+  TransferEntryKind,
+  TransferReceiveParams,
+  TransferSendParams,
+  TransferSideResult,
+  transferEntryKinds,
+} from './ops-transfer';
 export { MachineRef, PendingApproval } from './tools/common';
 export { exec, execInput, execOutput } from './tools/exec';
 export {
@@ -75,4 +102,14 @@ export {
   writeFileInput,
 } from './tools/files';
 export { MachineSummary, machinesList } from './tools/machines-list';
+export {
+  copyBetweenHosts,
+  copyBetweenHostsInput,
+  copyBetweenHostsOutput,
+  TransferState,
+  transferStart,
+  transferStates,
+  transferStatus,
+  transferTools,
+} from './tools/transfers';
 export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';

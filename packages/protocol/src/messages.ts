@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorPayload } from './errors';
+import { TransferEntry } from './ops-transfer';
 
 /**
  * Gateway↔agent frames. Every frame is one JSON text message (≤ MAX_FRAME_BYTES) and one member of these
@@ -9,7 +10,9 @@ import { ErrorPayload } from './errors';
  *   gateway → welcome {machine_id}       (or an `error` frame, then close)
  *
  * After that the gateway sends `request` frames; the agent answers each with zero or more `chunk` frames and
- * exactly one `response` or `error` frame carrying the same id. Heartbeats are WebSocket pings.
+ * exactly one `response` or `error` frame carrying the same id. Heartbeats are WebSocket pings. A streamed request
+ * (a transfer) also carries `entry`/`entry_end` records, binary data frames (data-frame.ts) and `credit` frames in
+ * either direction while it runs (ops-transfer.ts describes the stream).
  */
 
 /** What an agent says about itself on every connect. Untrusted text: render as text, never as HTML. */
@@ -62,8 +65,26 @@ export const RequestFrame = z.object({
   context: RequestContext,
 });
 export const CancelFrame = z.object({ type: z.literal('cancel'), id });
-/** Flow control: the gateway has consumed `bytes` more of request `id`'s streamed output. */
+/**
+ * Flow control: the sender of this frame has consumed `bytes` more of request `id`'s stream and grants that much
+ * more. Gateway → agent for what the agent streams; agent → gateway for data the gateway pushes (ops-transfer.ts).
+ */
 export const CreditFrame = z.object({ type: z.literal('credit'), id, bytes: z.number().int().positive() });
+/** A streamed request's next file, directory or symlink (transfers; ops-transfer.ts). Either way. */
+export const EntryFrame = z.object({ type: z.literal('entry'), id, entry: TransferEntry });
+/** The end of a file's bytes in a stream: how many there were and their SHA-256. Either way. */
+export const EntryEndFrame = z.object({
+  type: z.literal('entry_end'),
+  id,
+  bytes: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+/** Gateway → agent: the stream pushed to request `id` is complete; `sha256` is the source's digest of it. */
+export const StreamEndFrame = z.object({
+  type: z.literal('stream_end'),
+  id,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
 
 // agent → gateway
 export const AuthFrame = z.object({
@@ -99,16 +120,32 @@ export const GatewayFrame = z.discriminatedUnion('type', [
   RequestFrame,
   CancelFrame,
   CreditFrame,
+  EntryFrame,
+  EntryEndFrame,
+  StreamEndFrame,
   ErrorFrame,
 ]);
 export type GatewayFrame = z.infer<typeof GatewayFrame>;
 
-export const AgentFrame = z.discriminatedUnion('type', [AuthFrame, ChunkFrame, ResponseFrame, ReportFrame, ErrorFrame]);
+export const AgentFrame = z.discriminatedUnion('type', [
+  AuthFrame,
+  ChunkFrame,
+  ResponseFrame,
+  ReportFrame,
+  ErrorFrame,
+  CreditFrame,
+  EntryFrame,
+  EntryEndFrame,
+]);
 export type AgentFrame = z.infer<typeof AgentFrame>;
 
 export type RequestFrame = z.infer<typeof RequestFrame>;
 export type ChunkFrame = z.infer<typeof ChunkFrame>;
 export type ReportFrame = z.infer<typeof ReportFrame>;
+export type CreditFrame = z.infer<typeof CreditFrame>;
+export type EntryFrame = z.infer<typeof EntryFrame>;
+export type EntryEndFrame = z.infer<typeof EntryEndFrame>;
+export type StreamEndFrame = z.infer<typeof StreamEndFrame>;
 
 /** Enrollment over HTTP (POST /agent/v1/enroll): a one-time join token buys a machine id for a public key. */
 export const EnrollRequest = z.object({

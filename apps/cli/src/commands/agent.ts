@@ -83,6 +83,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const a = new Agent(state, {
     log: (msg) => io.stderr.write(`[agent] ${msg}\n`),
     ceilingPath: ceilingPath(values.ceiling, io.env),
+    stateDir,
   });
   await a.start();
   await new Promise<void>((resolve) => {

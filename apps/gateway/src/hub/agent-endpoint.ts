@@ -1,5 +1,5 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { AgentFrame, challengeText, PROTOCOL_VERSION } from '@letkite/protocol';
+import { AgentFrame, challengeText, decodeDataFrame, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { Store } from '../store/types';
 import { AgentSession, newNonce } from './agent-session';
@@ -61,6 +61,12 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
   ws.on('close', () => clearTimeout(handshakeTimer));
 
   ws.on('message', (data, isBinary) => {
+    // Binary messages are data frames of a streamed call (transfers), only after the handshake.
+    const dataFrame = isBinary && session && Buffer.isBuffer(data) ? decodeDataFrame(data) : null;
+    if (dataFrame && session) {
+      session.handleData(dataFrame.id, dataFrame.payload as Buffer);
+      return;
+    }
     const frame = parseFrame(data, isBinary);
     if (!frame) {
       deps.log(`agent ${session?.machineId ?? '(unauthenticated)'}: malformed frame, closing its socket`);

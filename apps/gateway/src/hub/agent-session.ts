@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import {
   type AgentFrame,
+  dataFrameHeaderBytes,
   type ErrorCode,
   type GatewayFrame,
   LetKiteError,
   PROTOCOL_VERSION,
   type RequestContext,
+  writeDataFrameHeader,
 } from '@letkite/protocol';
 import type { WebSocket } from 'ws';
 import type { CallOptions } from './types';
@@ -86,10 +88,20 @@ export class AgentSession {
       case 'report':
         this.events.onReport(frame);
         return;
+      case 'credit':
+      case 'entry':
+      case 'entry_end':
+        this.pending.get(frame.id)?.options.stream?.onEvent(frame);
+        return;
       case 'auth':
         this.fail('protocol_error', 'auth frame after the handshake');
         return;
     }
+  }
+
+  /** Handles one binary data frame from the agent; data for a call that already ended is dropped. */
+  handleData(id: string, payload: Buffer): void {
+    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', payload });
   }
 
   call(op: string, params: unknown, context: RequestContext, options: CallOptions): Promise<unknown> {
@@ -120,6 +132,14 @@ export class AgentSession {
         cleanup: () => options.signal?.removeEventListener('abort', onAbort),
       });
       this.send({ type: 'request', id, op, params, context });
+      options.stream?.onOpen({
+        frame: (frame) => {
+          if (this.pending.has(id)) this.send({ ...frame, id } as GatewayFrame);
+        },
+        data: (payload) => {
+          if (this.pending.has(id)) this.sendData(id, payload);
+        },
+      });
     });
   }
 
@@ -131,6 +151,19 @@ export class AgentSession {
       return;
     }
     this.ws.send(JSON.stringify(frame));
+  }
+
+  /**
+   * Sends a binary data frame. Not subject to the bufferedAmount guard: the caller's credit window already bounds
+   * what is queued, and a peer that stops reading stops granting credit.
+   */
+  private sendData(id: string, payload: Uint8Array): void {
+    if (this.closed) return;
+    const header = dataFrameHeaderBytes(id);
+    const frame = Buffer.allocUnsafe(header + payload.length);
+    writeDataFrameHeader(frame, id);
+    frame.set(payload, header);
+    this.ws.send(frame, { binary: true });
   }
 
   /** Sends a fatal protocol error and closes the socket. */

@@ -1,4 +1,29 @@
-import type { RequestContext } from '@letkite/protocol';
+import type { CreditFrame, EntryEndFrame, EntryFrame, RequestContext, StreamEndFrame } from '@letkite/protocol';
+
+/** What an agent streams on a call besides output chunks (transfers; protocol ops-transfer.ts). */
+export type AgentStreamEvent = { type: 'data'; payload: Buffer } | CreditFrame | EntryFrame | EntryEndFrame;
+
+/** Frames the gateway can push to an agent on a running call (the id is filled in). */
+export type PushedFrame =
+  | Omit<CreditFrame, 'id'>
+  | Omit<EntryFrame, 'id'>
+  | Omit<EntryEndFrame, 'id'>
+  | Omit<StreamEndFrame, 'id'>;
+
+/** The gateway's side of a streamed call: push frames and data to the agent while the call runs. */
+export interface StreamPush {
+  frame(frame: PushedFrame): void;
+  /** Sends one binary data frame; credit is the caller's job. */
+  data(payload: Uint8Array): void;
+}
+
+/** A call that streams both ways. */
+export interface CallStream {
+  /** Called once the request frame is sent, with the way to push to the agent on this call. */
+  onOpen(push: StreamPush): void;
+  /** The agent's stream frames for this call, in order. */
+  onEvent(event: AgentStreamEvent): void;
+}
 
 export interface CallOptions {
   /** The call fails with `timeout` after this long without a response. */
@@ -7,6 +32,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Streamed output chunks, in order. */
   onChunk?: (stream: string, data: string, encoding: 'utf8' | 'base64') => void;
+  /** For streamed calls (transfers): frames both ways while the call runs. */
+  stream?: CallStream;
 }
 
 /**

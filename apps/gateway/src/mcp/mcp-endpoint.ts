@@ -113,9 +113,11 @@ export class McpEndpoint {
       const handler = tools.find((t) => t.descriptor.name === req.params.name);
       if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
       const progressToken = req.params._meta?.progressToken;
+      const client = server.getClientVersion();
       return runTool(handler, req.params.arguments, {
         deps: this.deps,
         principal,
+        ...(client ? { client: { name: client.name, version: client.version } } : {}),
         signal: extra.signal,
         audit: {},
         progress: async (progress, total, message) => {

@@ -1,5 +1,6 @@
-import { type ErrorCode, LetKiteError, type ToolDescriptor, toLetKiteError } from '@letkite/protocol';
+import { type ErrorCode, LetKiteError, PendingApproval, type ToolDescriptor, toLetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
+import { PendingApprovalAnswer } from '../approvals/pending-answer';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 
@@ -11,6 +12,8 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the client asked for progress; a no-op otherwise. */
   progress: (progress: number, total?: number, message?: string) => Promise<void>;
+  /** The MCP client as it named itself in `initialize` (unverified: shown as declared by the client). */
+  client?: { name: string; version?: string };
   /** Filled by the handler for the audit record written after the call. */
   audit: { target?: string; decision?: string; details?: Record<string, unknown> };
 }
@@ -57,6 +60,12 @@ export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCall
     const result = descriptor.output.parse(await handler.run(parsed.data, ctx)) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
   } catch (err) {
+    if (err instanceof PendingApprovalAnswer) {
+      // Not a failure: the call waits for a human, and the answer tells the AI what to do.
+      outcome = 'approval_pending';
+      const answer = PendingApproval.parse(err.answer) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: JSON.stringify(answer, null, 2) }], structuredContent: answer };
+    }
     const e = toLetKiteError(err);
     if (!(err instanceof LetKiteError)) ctx.deps.log(`tool ${descriptor.name} failed: ${String(err)}`);
     outcome = e.code;
@@ -86,7 +95,18 @@ export function publishedTool(descriptor: ToolDescriptor) {
     title: descriptor.title,
     description: descriptor.description,
     inputSchema: strip(z.toJSONSchema(descriptor.input, { io: 'input' }) as Record<string, unknown>),
-    outputSchema: strip(z.toJSONSchema(descriptor.output, { io: 'output' }) as Record<string, unknown>),
+    outputSchema: publishedOutput(descriptor, strip),
     annotations: { title: descriptor.title, ...descriptor.annotations },
   };
+}
+
+/**
+ * A gated tool answers either with its output or with `PendingApproval`; MCP clients validate structuredContent
+ * against this schema, so it admits both (MCP wants `type: "object"` at the top, hence not a bare anyOf).
+ */
+function publishedOutput(descriptor: ToolDescriptor, strip: (s: Record<string, unknown>) => Record<string, unknown>) {
+  const output = strip(z.toJSONSchema(descriptor.output, { io: 'output' }) as Record<string, unknown>);
+  if (!descriptor.gated) return output;
+  const pending = strip(z.toJSONSchema(PendingApproval, { io: 'output' }) as Record<string, unknown>);
+  return { type: 'object', anyOf: [output, pending] };
 }

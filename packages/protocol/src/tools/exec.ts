@@ -63,6 +63,9 @@ export const exec = defineTool({
     'blocked_by_ceiling',
     'confirmation_required',
     'approval_denied',
+    'approval_expired',
+    'too_many_pending_approvals',
     'timeout',
   ],
+  gated: true,
 });

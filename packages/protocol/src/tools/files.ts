@@ -87,6 +87,7 @@ export const writeFile = defineTool({
   // blocked_by_policy: the path is read-only; conflict: if_sha256 does not match (details.current_sha256);
   // too_large: content over the write limit; unsupported: the agent cannot write as the run-as account.
   errors: [...reachingMachine, ...gated, 'not_found', 'conflict', 'too_large', 'forbidden', 'unsupported'],
+  gated: true,
 });
 
 export const deletePathInput = z.object({ machine: MachineRef, ...DeletePathParams.shape, confirm });
@@ -101,6 +102,7 @@ export const deletePath = defineTool({
   // blocked_by_policy: read-only, a root of the allowed area, or a tree holding entries that may not be deleted;
   // too_large: the tree has more entries than one call deletes.
   errors: [...reachingMachine, ...gated, 'not_found', 'too_large', 'forbidden'],
+  gated: true,
 });
 
 export const gitStatusInput = z.object({ machine: MachineRef, ...GitStatusParams.shape });

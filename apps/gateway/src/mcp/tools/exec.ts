@@ -1,5 +1,6 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { ExecResult, exec, LetKiteError } from '@letkite/protocol';
+import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
 import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
@@ -20,8 +21,13 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
   // The gateway's check (the agent repeats it against the ceiling it really has).
   const judgement = judgeCommand(clamped, reportedCeiling(machine), command, { confirm: input.confirm ?? false });
   ctx.audit.decision = judgement.verdict;
-  const refusal = commandRefusal(judgement, false);
+  // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
+  const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
+  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(policy, 'exec');
+  const approved = needsHuman
+    ? (await requireApproval(ctx, { tool: 'exec', machine, policy, args: input, reason: needsHuman })).approved
+    : false;
 
   const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
@@ -37,7 +43,7 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
       timeout_ms: timeoutS * 1000,
       max_output_bytes: AGENT_OUTPUT_BYTES,
     },
-    { policy, confirm: input.confirm ?? false, actor: ctx.principal.actor },
+    { policy, confirm: (input.confirm ?? false) || approved, approved, actor: ctx.principal.actor },
     {
       // The agent enforces the command's own timeout; this one only guards against an agent that never answers.
       timeoutMs: timeoutS * 1000 + 15_000,

@@ -9,6 +9,7 @@ import {
   writeFileHandler,
 } from './files';
 import { machinesListHandler } from './machines-list';
+import { copyBetweenHostsHandler, transferStartHandler, transferStatusHandler } from './transfers';
 
 /** Every MCP tool the gateway serves, in the order tools/list shows them. */
 export const toolHandlers: readonly ToolHandler[] = [
@@ -20,4 +21,7 @@ export const toolHandlers: readonly ToolHandler[] = [
   deletePathHandler,
   gitStatusHandler,
   gitDiffHandler,
+  copyBetweenHostsHandler,
+  transferStartHandler,
+  transferStatusHandler,
 ];

@@ -1,0 +1,66 @@
+import type { User } from '../store/types';
+import { ApprovalEvents } from './approval-events';
+import type { ApprovalStore } from './approval-store';
+import type { ApprovalNotifier } from './notify-approvers';
+import type { PushSender } from './web-push-sender';
+import { createPushSender, newVapidKeys } from './web-push-sender';
+
+/** Most pending requests one connection may have at once (DESIGN §6). */
+export const MAX_PENDING_PER_CONNECTION = 20;
+
+/** The approvals part of the gateway's dependencies: the store, the wake-up events and the notifier. */
+export interface Approvals {
+  store: ApprovalStore;
+  events: ApprovalEvents;
+  notifier: ApprovalNotifier;
+  /** The public VAPID key browsers subscribe with (the pair is made once and kept in the store). */
+  vapidPublicKey(): Promise<string>;
+  /** Push sender signed with the stored VAPID keys. */
+  pushSender(): Promise<PushSender>;
+  /** Whether http://localhost push endpoints are accepted (tests only; LETKITE_PUSH_INSECURE_LOOPBACK=1). */
+  allowInsecurePushLoopback: boolean;
+  /** Times of recent failed approval proofs per user id (a TOTP code must not be guessable by retrying). */
+  proofFailures: Map<string, number[]>;
+}
+
+/** Builds the approvals dependencies; the notifier is made from the push sender this returns. */
+export function createApprovals(options: {
+  store: ApprovalStore;
+  now: () => Date;
+  log: (msg: string) => void;
+  vapidSubject: string;
+  allowInsecurePushLoopback: boolean;
+  notifier: (push: () => Promise<PushSender>) => ApprovalNotifier;
+}): Approvals {
+  const keys = () => options.store.vapidKeys(newVapidKeys, options.now().toISOString());
+  let sender: Promise<PushSender> | null = null;
+  const pushSender = () => {
+    sender ??= keys().then((k) =>
+      createPushSender({
+        keys: k,
+        subject: options.vapidSubject,
+        allowInsecureLoopback: options.allowInsecurePushLoopback,
+        log: options.log,
+      }),
+    );
+    return sender;
+  };
+  return {
+    store: options.store,
+    events: new ApprovalEvents(),
+    notifier: options.notifier(pushSender),
+    vapidPublicKey: async () => (await keys()).publicKey,
+    pushSender,
+    allowInsecurePushLoopback: options.allowInsecurePushLoopback,
+    proofFailures: new Map(),
+  };
+}
+
+/** The VAPID subject: the operator's contact, as push services ask for it. */
+export function vapidSubjectFor(publicUrl: string, mailFrom: string | undefined): string {
+  const address = mailFrom && /<?([^<>\s]+@[^<>\s]+)>?\s*$/.exec(mailFrom)?.[1];
+  if (address) return `mailto:${address}`;
+  return new URL(publicUrl).protocol === 'https:' ? new URL(publicUrl).origin : 'mailto:letkite@localhost';
+}
+
+export type UsersById = (ids: string[]) => Promise<User[]>;

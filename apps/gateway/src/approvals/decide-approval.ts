@@ -1,0 +1,141 @@
+import { LetKiteError } from '@letkite/protocol';
+import { z } from 'zod';
+import type { SignedInUser } from '../identity/current-user';
+import { type PasskeyDeps, verifyPasskeyAssertion } from '../identity/verify-passkey';
+import { type TotpDeps, verifyTotpOnce } from '../identity/verify-totp';
+import type { ApprovalRequest } from './approval-store';
+import { loadApprovalFor, type ViewDeps } from './approval-view';
+import type { Approvals } from './approvals';
+
+/** How an approver proves, at the moment of approving, that it is them: a fresh passkey assertion or a TOTP code. */
+export const ApproveInput = z.discriminatedUnion('method', [
+  z.object({
+    method: z.literal('passkey'),
+    /** The challenge `passkey-options` returned for this approval. */
+    challenge: z.string().min(1).max(200),
+    /** The browser's `startAuthentication()` result. */
+    response: z.record(z.string(), z.unknown()),
+  }),
+  z.object({ method: z.literal('totp'), code: z.string().min(6).max(16) }),
+]);
+export type ApproveInput = z.infer<typeof ApproveInput>;
+
+/** Failed proofs allowed per person in the window before approving is refused with rate_limited. */
+const MAX_PROOF_FAILURES = 5;
+const PROOF_WINDOW_MS = 10 * 60_000;
+
+export type DecideDeps = ViewDeps & PasskeyDeps & TotpDeps & { approvals: Approvals; log: (msg: string) => void };
+
+/** Refuses a decision on a request that is settled, expired, or that this person may not decide. */
+export function assertDecidable(r: ApprovalRequest, whyNot: string | null, now: Date): void {
+  if (r.status === 'expired' || (r.status === 'pending' && Date.parse(r.expiresAt) <= now.getTime())) {
+    throw new LetKiteError('approval_expired', `approval "${r.id}" expired at ${r.expiresAt}`, { approval_id: r.id });
+  }
+  if (r.status !== 'pending') {
+    throw new LetKiteError('conflict', `approval "${r.id}" is already ${r.status}`, {
+      approval_id: r.id,
+      status: r.status,
+    });
+  }
+  if (whyNot !== null) throw new LetKiteError('forbidden', whyNot, { approval_id: r.id, reason: 'not_an_approver' });
+}
+
+function recentFailures(approvals: Approvals, userId: string, now: number): number[] {
+  const kept = (approvals.proofFailures.get(userId) ?? []).filter((t) => now - t < PROOF_WINDOW_MS);
+  approvals.proofFailures.set(userId, kept);
+  return kept;
+}
+
+async function proofHolds(
+  deps: DecideDeps,
+  user: SignedInUser,
+  r: ApprovalRequest,
+  input: ApproveInput,
+): Promise<boolean> {
+  if (input.method === 'totp') return verifyTotpOnce({ userId: user.userId, code: input.code, deps });
+  // The challenge must be the one issued for this approval and this person, and it is used up either way.
+  const taken = await deps.approvals.store.takeChallenge(input.challenge, r.id, user.userId, deps.now().toISOString());
+  if (!taken) return false;
+  return verifyPasskeyAssertion({
+    userId: user.userId,
+    expectedChallenge: input.challenge,
+    response: input.response,
+    deps,
+  });
+}
+
+async function settle(
+  deps: DecideDeps,
+  user: SignedInUser,
+  r: ApprovalRequest,
+  status: 'approved' | 'denied',
+  method: 'passkey' | 'totp' | 'session',
+): Promise<ApprovalRequest> {
+  const at = deps.now().toISOString();
+  const decided = await deps.approvals.store.decide(
+    r.id,
+    { status, by: user.userId, with: method, at },
+    {
+      accountId: r.accountId,
+      at,
+      actor: `user:${user.userId}`,
+      action: status === 'approved' ? 'approval.approve' : 'approval.deny',
+      target: r.id,
+      decision: status,
+      outcome: 'ok',
+      details: { method },
+    },
+  );
+  if (!decided) {
+    const now = await deps.approvals.store.get(r.id);
+    assertDecidable(now ?? r, null, deps.now());
+    throw new LetKiteError('conflict', `approval "${r.id}" was decided meanwhile`, { approval_id: r.id });
+  }
+  deps.approvals.events.changed(r.id);
+  deps.approvals.notifier
+    .settled(decided)
+    .catch((err) => deps.log(`telling the requester of ${r.id} failed: ${String(err)}`));
+  return decided;
+}
+
+/**
+ * Approves a request. The person must be signed in, allowed to decide it (connector / any_admin / four_eyes, and
+ * never their own four-eyes request), and prove themselves again now: the link alone decides nothing.
+ */
+export async function approveRequest(
+  deps: DecideDeps,
+  user: SignedInUser,
+  id: string,
+  body: unknown,
+): Promise<ApprovalRequest> {
+  const parsed = ApproveInput.safeParse(body);
+  if (!parsed.success)
+    throw new LetKiteError(
+      'invalid_params',
+      `approving needs a passkey assertion or a TOTP code: ${z.prettifyError(parsed.error)}`,
+    );
+  const { request, whyNot } = await loadApprovalFor(deps, user, id);
+  assertDecidable(request, whyNot, deps.now());
+  const now = deps.now().getTime();
+  if (recentFailures(deps.approvals, user.userId, now).length >= MAX_PROOF_FAILURES) {
+    throw new LetKiteError('rate_limited', 'too many failed attempts; wait a few minutes', {
+      retry_after_s: PROOF_WINDOW_MS / 1000,
+    });
+  }
+  if (!(await proofHolds(deps, user, request, parsed.data))) {
+    recentFailures(deps.approvals, user.userId, now).push(now);
+    throw new LetKiteError(
+      'forbidden',
+      parsed.data.method === 'totp' ? 'that code is wrong or was used already' : 'the passkey check failed',
+      { approval_id: id, reason: 'proof' },
+    );
+  }
+  return settle(deps, user, request, 'approved', parsed.data.method);
+}
+
+/** Denies a request: being signed in (with CSRF) and allowed to decide is enough; a denial runs nothing. */
+export async function denyRequest(deps: DecideDeps, user: SignedInUser, id: string): Promise<ApprovalRequest> {
+  const { request, whyNot } = await loadApprovalFor(deps, user, id);
+  assertDecidable(request, whyNot, deps.now());
+  return settle(deps, user, request, 'denied', 'session');
+}

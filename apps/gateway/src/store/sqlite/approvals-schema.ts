@@ -1,0 +1,84 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * The approvals domain (see docs/design/store-domains.md): approval requests, the passkey challenges bound to
+ * them, the web-push subscriptions of approvers and the gateway's VAPID key pair. Times are ISO-8601 UTC strings.
+ */
+
+export const approvalRequests = sqliteTable(
+  'approval_requests',
+  {
+    /** `apr_` + 128 random bits (hex). */
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    /** The API token or connection the call came through. */
+    credentialId: text('credential_id').notNull(),
+    /** The person who connected the AI (the requester). */
+    requesterId: text('requester_id').notNull(),
+    /** The MCP client's name as it declared itself in `initialize` (unverified). */
+    clientName: text('client_name'),
+    tool: text('tool').notNull(),
+    machineId: text('machine_id').notNull(),
+    machineName: text('machine_name').notNull(),
+    /** The canonical JSON of the arguments that are hashed (shown to the approver byte for byte). */
+    args: text('args').notNull(),
+    argsHash: text('args_hash').notNull(),
+    policyHash: text('policy_hash').notNull(),
+    policyName: text('policy_name').notNull(),
+    /** Why a human is needed (JSON: the rule or policy setting). */
+    reason: text('reason').notNull(),
+    approvers: text('approvers').notNull(),
+    /** Who was asked, as user ids (JSON array), resolved when the request was made. */
+    askedUserIds: text('asked_user_ids').notNull(),
+    status: text('status').notNull(),
+    createdAt: text('created_at').notNull(),
+    expiresAt: text('expires_at').notNull(),
+    decidedAt: text('decided_at'),
+    decidedBy: text('decided_by'),
+    /** passkey | totp (approve) or session (deny). */
+    decidedWith: text('decided_with'),
+    usedAt: text('used_at'),
+  },
+  (t) => [
+    index('approval_requests_binding').on(t.credentialId, t.tool, t.machineId, t.argsHash, t.policyHash),
+    index('approval_requests_account_created').on(t.accountId, t.createdAt),
+    index('approval_requests_status_expires').on(t.status, t.expiresAt),
+  ],
+);
+
+/** A passkey challenge bound to one approval and one approver; usable once, for a few minutes. */
+export const approvalChallenges = sqliteTable('approval_challenges', {
+  challenge: text('challenge').primaryKey(),
+  approvalId: text('approval_id')
+    .notNull()
+    .references(() => approvalRequests.id),
+  userId: text('user_id').notNull(),
+  createdAt: text('created_at').notNull(),
+  expiresAt: text('expires_at').notNull(),
+  usedAt: text('used_at'),
+});
+
+export const pushSubscriptions = sqliteTable(
+  'push_subscriptions',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    endpoint: text('endpoint').notNull(),
+    p256dh: text('p256dh').notNull(),
+    auth: text('auth').notNull(),
+    userAgent: text('user_agent'),
+    createdAt: text('created_at').notNull(),
+    lastSuccessAt: text('last_success_at'),
+    failures: integer('failures').notNull().default(0),
+  },
+  (t) => [uniqueIndex('push_subscriptions_endpoint').on(t.endpoint), index('push_subscriptions_user').on(t.userId)],
+);
+
+/** The gateway's one VAPID key pair, generated on first start (row id is always 1). */
+export const pushVapidKeys = sqliteTable('push_vapid_keys', {
+  id: integer('id').primaryKey(),
+  publicKey: text('public_key').notNull(),
+  privateKey: text('private_key').notNull(),
+  createdAt: text('created_at').notNull(),
+});

@@ -1,0 +1,343 @@
+import type { ApproverKind } from '@letkite/policy';
+import { and, desc, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm';
+import type {
+  ApprovalBinding,
+  ApprovalReason,
+  ApprovalRequest,
+  ApprovalStatus,
+  ApprovalStore,
+  GateOutcome,
+  PushSubscriptionRecord,
+} from '../../approvals/approval-store';
+import type { AuditEventInput } from '../types';
+import { approvalChallenges, approvalRequests, pushSubscriptions, pushVapidKeys } from './approvals-schema';
+import { auditEvents } from './schema';
+import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
+
+type Row = typeof approvalRequests.$inferSelect;
+type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
+
+function fromRow(r: Row): ApprovalRequest {
+  return {
+    id: r.id,
+    accountId: r.accountId,
+    credentialId: r.credentialId,
+    requesterId: r.requesterId,
+    clientName: r.clientName,
+    tool: r.tool,
+    machineId: r.machineId,
+    machineName: r.machineName,
+    args: r.args,
+    argsHash: r.argsHash,
+    policyHash: r.policyHash,
+    policyName: r.policyName,
+    reason: JSON.parse(r.reason) as ApprovalReason,
+    approvers: r.approvers as ApproverKind,
+    askedUserIds: JSON.parse(r.askedUserIds) as string[],
+    status: r.status as ApprovalStatus,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    decidedAt: r.decidedAt,
+    decidedBy: r.decidedBy,
+    decidedWith: r.decidedWith as ApprovalRequest['decidedWith'],
+    usedAt: r.usedAt,
+  };
+}
+
+function toRow(a: ApprovalRequest): Row {
+  return { ...a, reason: JSON.stringify(a.reason), askedUserIds: JSON.stringify(a.askedUserIds) };
+}
+
+function audit(tx: Tx, e: AuditEventInput): void {
+  tx.insert(auditEvents)
+    .values({
+      accountId: e.accountId,
+      at: e.at,
+      actor: e.actor,
+      action: e.action,
+      target: e.target ?? null,
+      decision: e.decision ?? null,
+      outcome: e.outcome ?? null,
+      details: JSON.stringify(e.details ?? {}),
+    })
+    .run();
+}
+
+/** What the audit log says about a request (never the arguments themselves: they may hold secrets). */
+function requestDetails(a: ApprovalRequest): Record<string, unknown> {
+  return {
+    tool: a.tool,
+    machine_id: a.machineId,
+    credential_id: a.credentialId,
+    args_sha256: a.argsHash,
+    policy_sha256: a.policyHash,
+  };
+}
+
+/** The approvals domain on the shared SQLite database (its own migrations and migrations table). */
+export class SqliteApprovalStore implements ApprovalStore {
+  private readonly db: SqliteStore['db'];
+
+  constructor(store: SqliteStore) {
+    this.db = store.db;
+    migrateSqliteDomain(store.db, 'sqlite-approvals', '__drizzle_migrations_approvals');
+  }
+
+  private expireIn(tx: Tx, now: string): ApprovalRequest[] {
+    const due = tx
+      .select()
+      .from(approvalRequests)
+      .where(
+        and(
+          or(eq(approvalRequests.status, 'pending'), eq(approvalRequests.status, 'approved')),
+          lte(approvalRequests.expiresAt, now),
+        ),
+      )
+      .all();
+    for (const r of due) {
+      tx.update(approvalRequests).set({ status: 'expired' }).where(eq(approvalRequests.id, r.id)).run();
+      audit(tx, {
+        accountId: r.accountId,
+        at: now,
+        actor: 'system',
+        action: 'approval.expire',
+        target: r.id,
+        outcome: 'ok',
+        details: { ...requestDetails(fromRow(r)), was: r.status },
+      });
+    }
+    return due.map((r) => ({ ...fromRow(r), status: 'expired' as const }));
+  }
+
+  async gate(
+    binding: ApprovalBinding,
+    candidate: ApprovalRequest,
+    maxPending: number,
+    now: string,
+  ): Promise<GateOutcome> {
+    return this.db.transaction(
+      (tx) => {
+        this.expireIn(tx, now);
+        const same = tx
+          .select()
+          .from(approvalRequests)
+          .where(
+            and(
+              eq(approvalRequests.credentialId, binding.credentialId),
+              eq(approvalRequests.tool, binding.tool),
+              eq(approvalRequests.machineId, binding.machineId),
+              eq(approvalRequests.argsHash, binding.argsHash),
+              eq(approvalRequests.policyHash, binding.policyHash),
+            ),
+          )
+          .orderBy(desc(approvalRequests.createdAt))
+          .all()
+          .map(fromRow);
+        const denied = same.find((r) => r.status === 'denied');
+        if (denied) return { kind: 'denied', request: denied };
+        const approved = same.find((r) => r.status === 'approved');
+        if (approved) {
+          const used = tx
+            .update(approvalRequests)
+            .set({ status: 'used', usedAt: now })
+            .where(and(eq(approvalRequests.id, approved.id), eq(approvalRequests.status, 'approved')))
+            .run();
+          if (used.changes === 1) {
+            audit(tx, {
+              accountId: approved.accountId,
+              at: now,
+              actor: `token:${approved.credentialId}`,
+              action: 'approval.use',
+              target: approved.id,
+              outcome: 'ok',
+              details: requestDetails(approved),
+            });
+            return { kind: 'consumed', request: { ...approved, status: 'used', usedAt: now } };
+          }
+        }
+        const pending = same.find((r) => r.status === 'pending');
+        if (pending) return { kind: 'pending', request: pending, created: false, previous: null };
+        const open = tx
+          .select({ id: approvalRequests.id })
+          .from(approvalRequests)
+          .where(and(eq(approvalRequests.credentialId, binding.credentialId), eq(approvalRequests.status, 'pending')))
+          .all().length;
+        if (open >= maxPending) return { kind: 'too_many', pending: open };
+        tx.insert(approvalRequests).values(toRow(candidate)).run();
+        audit(tx, {
+          accountId: candidate.accountId,
+          at: now,
+          actor: `token:${candidate.credentialId}`,
+          action: 'approval.request',
+          target: candidate.id,
+          outcome: 'ok',
+          details: {
+            ...requestDetails(candidate),
+            approvers: candidate.approvers,
+            asked: candidate.askedUserIds,
+            expires_at: candidate.expiresAt,
+          },
+        });
+        const previous = same.find((r) => r.status === 'used' || r.status === 'expired') ?? null;
+        return { kind: 'pending', request: candidate, created: true, previous };
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async get(id: string): Promise<ApprovalRequest | null> {
+    const r = this.db.select().from(approvalRequests).where(eq(approvalRequests.id, id)).get();
+    return r ? fromRow(r) : null;
+  }
+
+  async list(accountId: string, options: { status?: ApprovalStatus; limit: number }): Promise<ApprovalRequest[]> {
+    const where =
+      options.status === undefined
+        ? eq(approvalRequests.accountId, accountId)
+        : and(eq(approvalRequests.accountId, accountId), eq(approvalRequests.status, options.status));
+    return this.db
+      .select()
+      .from(approvalRequests)
+      .where(where)
+      .orderBy(desc(approvalRequests.createdAt))
+      .limit(options.limit)
+      .all()
+      .map(fromRow);
+  }
+
+  async decide(
+    id: string,
+    decision: { status: 'approved' | 'denied'; by: string; with: 'passkey' | 'totp' | 'session'; at: string },
+    auditEvent: AuditEventInput,
+  ): Promise<ApprovalRequest | null> {
+    return this.db.transaction(
+      (tx) => {
+        this.expireIn(tx, decision.at);
+        const changed = tx
+          .update(approvalRequests)
+          .set({ status: decision.status, decidedAt: decision.at, decidedBy: decision.by, decidedWith: decision.with })
+          .where(
+            and(
+              eq(approvalRequests.id, id),
+              eq(approvalRequests.status, 'pending'),
+              gt(approvalRequests.expiresAt, decision.at),
+            ),
+          )
+          .run();
+        if (changed.changes !== 1) return null;
+        const r = tx.select().from(approvalRequests).where(eq(approvalRequests.id, id)).get();
+        if (!r) return null;
+        audit(tx, { ...auditEvent, details: { ...requestDetails(fromRow(r)), ...auditEvent.details } });
+        return fromRow(r);
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async expireDue(now: string): Promise<ApprovalRequest[]> {
+    return this.db.transaction((tx) => this.expireIn(tx, now), { behavior: 'immediate' });
+  }
+
+  async putChallenge(c: {
+    challenge: string;
+    approvalId: string;
+    userId: string;
+    createdAt: string;
+    expiresAt: string;
+  }): Promise<void> {
+    this.db.insert(approvalChallenges).values(c).run();
+  }
+
+  async takeChallenge(challenge: string, approvalId: string, userId: string, now: string): Promise<boolean> {
+    const used = this.db
+      .update(approvalChallenges)
+      .set({ usedAt: now })
+      .where(
+        and(
+          eq(approvalChallenges.challenge, challenge),
+          eq(approvalChallenges.approvalId, approvalId),
+          eq(approvalChallenges.userId, userId),
+          isNull(approvalChallenges.usedAt),
+          gt(approvalChallenges.expiresAt, now),
+        ),
+      )
+      .run();
+    return used.changes === 1;
+  }
+
+  async savePushSubscription(
+    sub: PushSubscriptionRecord,
+    auditEvent: AuditEventInput,
+  ): Promise<PushSubscriptionRecord> {
+    return this.db.transaction((tx) => {
+      // An endpoint belongs to one browser profile: re-subscribing (maybe as someone else) replaces the old row.
+      tx.delete(pushSubscriptions).where(eq(pushSubscriptions.endpoint, sub.endpoint)).run();
+      tx.insert(pushSubscriptions).values(sub).run();
+      audit(tx, auditEvent);
+      return sub;
+    });
+  }
+
+  async deletePushSubscription(userId: string, endpoint: string, auditEvent: AuditEventInput): Promise<boolean> {
+    return this.db.transaction((tx) => {
+      const gone = tx
+        .delete(pushSubscriptions)
+        .where(and(eq(pushSubscriptions.userId, userId), eq(pushSubscriptions.endpoint, endpoint)))
+        .run();
+      if (gone.changes === 0) return false;
+      audit(tx, auditEvent);
+      return true;
+    });
+  }
+
+  async pushSubscriptionsOf(userIds: string[]): Promise<PushSubscriptionRecord[]> {
+    if (userIds.length === 0) return [];
+    return this.db
+      .select()
+      .from(pushSubscriptions)
+      .where(inArray(pushSubscriptions.userId, userIds))
+      .all()
+      .map((r) => ({
+        id: r.id,
+        accountId: r.accountId,
+        userId: r.userId,
+        endpoint: r.endpoint,
+        p256dh: r.p256dh,
+        auth: r.auth,
+        userAgent: r.userAgent,
+        createdAt: r.createdAt,
+      }));
+  }
+
+  async recordPushResult(id: string, result: 'ok' | 'failed' | 'gone', at: string): Promise<void> {
+    if (result === 'gone') {
+      this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, id)).run();
+      return;
+    }
+    const row = this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.id, id)).get();
+    if (!row) return;
+    this.db
+      .update(pushSubscriptions)
+      .set(result === 'ok' ? { lastSuccessAt: at, failures: 0 } : { failures: row.failures + 1 })
+      .where(eq(pushSubscriptions.id, id))
+      .run();
+  }
+
+  async vapidKeys(
+    create: () => { publicKey: string; privateKey: string },
+    now: string,
+  ): Promise<{ publicKey: string; privateKey: string }> {
+    return this.db.transaction(
+      (tx) => {
+        const existing = tx.select().from(pushVapidKeys).where(eq(pushVapidKeys.id, 1)).get();
+        if (existing) return { publicKey: existing.publicKey, privateKey: existing.privateKey };
+        const keys = create();
+        tx.insert(pushVapidKeys)
+          .values({ id: 1, ...keys, createdAt: now })
+          .run();
+        return keys;
+      },
+      { behavior: 'immediate' },
+    );
+  }
+}
