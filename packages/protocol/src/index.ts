@@ -84,6 +84,14 @@ export {
   TransferSideResult,
   transferEntryKinds,
 } from './ops-transfer';
+export {
+  APPROVAL_WAIT_MAX_S,
+  ApprovalWaitStatus,
+  approvalWait,
+  approvalWaitInput,
+  approvalWaitOutput,
+  approvalWaitStatuses,
+} from './tools/approval-wait';
 export { MachineRef, PendingApproval } from './tools/common';
 export { exec, execInput, execOutput } from './tools/exec';
 export {

@@ -1,4 +1,5 @@
 import type { ToolHandler } from '../tool-handler';
+import { approvalWaitHandler } from './approval-wait';
 import { execHandler } from './exec';
 import {
   deletePathHandler,
@@ -24,4 +25,5 @@ export const toolHandlers: readonly ToolHandler[] = [
   copyBetweenHostsHandler,
   transferStartHandler,
   transferStatusHandler,
+  approvalWaitHandler,
 ];
