@@ -1,4 +1,13 @@
-import { chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -266,6 +275,43 @@ describe('the machine keeps the last word (ceiling, sandbox, file tools, allowli
         length: 64 * 1024 * 1024,
       });
       expect(r.error?.code).toBe('too_large');
+    });
+  });
+
+  describe('run_as: commands and file operations run as that OS account', () => {
+    let work: string;
+    beforeAll(async () => {
+      work = dir('runas');
+      chmodSync(work, 0o777);
+      writeFileSync(join(work, 'root-only.txt'), 'root secret', { mode: 0o600 });
+      await agentWith(
+        'as-nobody',
+        [
+          'version = 1',
+          'shell = "full"',
+          'run_as = "nobody"',
+          `files = [{ path = "${work}", access = "rw" }, { path = "*", access = "ro" }]`,
+          'deny = []',
+          '',
+        ].join('\n'),
+      );
+    });
+
+    test('commands run as the account', async () => {
+      const r = await callTool<ExecOut>(client, 'exec', { machine: 'as-nobody', command: 'id -un; echo $HOME' });
+      expect(r.data.stdout.split('\n')[0]).toBe('nobody');
+    });
+
+    test('file reads get the account’s OS rights on top of the rules', async () => {
+      const r = await callTool(client, 'read_file', { machine: 'as-nobody', path: join(work, 'root-only.txt') });
+      expect(r.ok).toBe(false);
+    });
+
+    test('files it writes belong to the account', async () => {
+      const path = join(work, 'made-by-nobody.txt');
+      const r = await callTool(client, 'write_file', { machine: 'as-nobody', path, content: 'hi' });
+      expect(r.ok, JSON.stringify(r.error)).toBe(true);
+      expect(statSync(path).uid).toBe(65534);
     });
   });
 

@@ -1,4 +1,4 @@
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecParams, type ExecResult, LetKiteError, type RequestContext } from '@letkite/protocol';
@@ -43,7 +43,8 @@ export async function execCommand(
   }
   const env = commandEnv(params.env, { username: account.name, homedir: account.home, shell: account.shell });
   const ids = account.switchUser ? { uid: account.uid, gid: account.gid } : {};
-  const withCwd = { ...params, cwd: params.cwd ?? account.home };
+  // Commands start in the account's home, or / for accounts whose home does not exist (nobody, daemons).
+  const withCwd = { ...params, cwd: params.cwd ?? (existsSync(account.home) ? account.home : '/') };
 
   if (rp.clamped.shell === 'full') {
     const [file = '', ...args] = argv;

@@ -1,7 +1,9 @@
 import { fileAccess, layeredFileAccess } from '@letkite/policy';
 import { isLetKiteError, LetKiteError, type RequestContext } from '@letkite/protocol';
 import type { CeilingState } from '../ceiling/ceiling-source';
-import { deletePath, type FileAccess, gitDiff, gitStatus, listDir, readFile, writeFile } from '../files';
+import type { FileAccess } from '../files';
+import { FileWorker } from '../files/file-worker';
+import { type FileOpName, fileOperations } from '../files/operations';
 import { requestPolicy } from '../guard/request-policy';
 import { resolveRunAs } from '../guard/run-as';
 
@@ -12,20 +14,18 @@ import { resolveRunAs } from '../guard/run-as';
 export const MAX_FILE_READ_BYTES = 512 * 1024;
 export const MAX_FILE_WRITE_BYTES = 512 * 1024;
 
-const operations = {
-  read_file: readFile,
-  list_dir: listDir,
-  write_file: writeFile,
-  delete_path: deletePath,
-  git_status: gitStatus,
-  git_diff: gitDiff,
-} as const;
-
-export type FileOpName = keyof typeof operations;
-export const fileOpNames = Object.keys(operations) as FileOpName[];
+export type { FileOpName };
 
 export function isFileOp(op: string): op is FileOpName {
-  return Object.hasOwn(operations, op);
+  return Object.hasOwn(fileOperations, op);
+}
+
+/** One worker per run-as account the agent has had to switch to. */
+const workers = new Map<string, FileWorker>();
+
+export function stopFileWorkers(): void {
+  for (const w of workers.values()) w.stop();
+  workers.clear();
 }
 
 /**
@@ -51,10 +51,23 @@ export async function runFileOp(
     access: (path) => layeredFileAccess(path, { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home }),
     maxReadBytes: MAX_FILE_READ_BYTES,
     maxWriteBytes: MAX_FILE_WRITE_BYTES,
-    ...(account.switchUser ? { runAs: { uid: account.uid, gid: account.gid } } : {}),
   };
   try {
-    return await operations[op](params as never, access);
+    if (!account.switchUser) return await fileOperations[op](params as never, access);
+    // A root agent serving another run-as account: the operation runs in a worker process as that account, so
+    // the OS's own permissions apply on top of the file rules.
+    const key = `${account.uid}:${account.gid}`;
+    let worker = workers.get(key);
+    if (!worker) {
+      worker = new FileWorker(account, () => {});
+      workers.set(key, worker);
+    }
+    return await worker.run({
+      op,
+      params,
+      reach: { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home },
+      limits: { maxReadBytes: MAX_FILE_READ_BYTES, maxWriteBytes: MAX_FILE_WRITE_BYTES },
+    });
   } catch (err) {
     if (isLetKiteError(err, 'blocked_by_policy')) {
       const path = (params as { path?: unknown }).path;
