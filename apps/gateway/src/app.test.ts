@@ -10,7 +10,9 @@ import { createJoinToken } from './machines/create-join-token';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
+import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { SqliteIdentityStore } from './store/sqlite/sqlite-identity-store';
+import { SqliteOAuthStore } from './store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 
 const info = { hostname: 'h1', os: 'linux', arch: 'x64', version: '0.1.0', protocol: PROTOCOL_VERSION };
@@ -45,7 +47,11 @@ describe('gateway HTTP routes', () => {
       publicUrl: 'http://localhost:1',
       version: 'test',
     };
-    app = createApp({ ...deps, mcp: new McpEndpoint(deps, toolHandlers) });
+    const oauth = {
+      store: new SqliteOAuthStore(store),
+      clientDocuments: new ClientDocumentFetcher({ allowLoopback: false }),
+    };
+    app = createApp({ ...deps, mcp: new McpEndpoint(deps, toolHandlers), oauth });
   });
   afterEach(async () => store.close());
 

@@ -3,13 +3,22 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { approvalRoutes } from './approvals/approval-routes';
 import { authenticateBearer } from './auth/authenticate-bearer';
+import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders, stepUpScope } from './auth/mcp-access';
+import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
 import { httpStatusOf } from './http/error-status';
 import { enrollMachine } from './machines/enroll-machine';
 import type { McpEndpoint } from './mcp/mcp-endpoint';
+import type { OAuthDeps } from './oauth/oauth-deps';
+import { oauthRoutes } from './oauth/routes';
+import { mcpResource } from './oauth/tokens';
 
 export interface AppDeps extends GatewayDeps {
   mcp: McpEndpoint;
+  /** The OAuth authorization server's store and client-document fetcher. */
+  oauth: OAuthDeps;
+  /** Browser origins besides our own that may call /mcp (browser-based MCP clients); none by default. */
+  mcpAllowedOrigins?: readonly string[];
 }
 
 /** Builds the gateway's HTTP app. It never listens: main.ts (or a test through `app.request`) does. */
@@ -32,17 +41,54 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route('/api', approvalRoutes(deps));
 
+  app.route('/', oauthRoutes(deps));
+
+  const allowedOrigins = deps.mcpAllowedOrigins ?? [];
+  app.options('/mcp', (c) => {
+    const origin = c.req.header('origin');
+    if (origin === undefined || !mcpOriginAllowed(origin, deps.publicUrl, allowedOrigins)) return c.body(null, 403);
+    return c.body(null, 204, mcpPreflightHeaders(origin));
+  });
+
   app.all('/mcp', bodyLimit({ maxSize: 16 * 1024 * 1024 }), async (c) => {
-    let principal: Awaited<ReturnType<typeof authenticateBearer>>;
+    const origin = c.req.header('origin');
+    if (!mcpOriginAllowed(origin, deps.publicUrl, allowedOrigins)) {
+      const e = new LetKiteError('forbidden', `origin "${origin}" may not call this MCP endpoint`);
+      return c.json({ error: e.toPayload() }, 403);
+    }
+    const corsHeaders = origin === undefined ? {} : mcpCorsHeaders(origin);
+    const header = c.req.header('authorization');
+    let principal: Principal;
     try {
-      principal = await authenticateBearer(deps.store, c.req.header('authorization'), deps.now());
+      principal = await authenticateBearer(
+        { ...deps, oauth: deps.oauth.store, now: deps.now(), resource: mcpResource(deps.publicUrl) },
+        header,
+      );
     } catch (err) {
       const e = toLetKiteError(err);
-      return c.json({ error: e.toPayload() }, 401, {
-        'WWW-Authenticate': `Bearer realm="letkite", error="invalid_token", error_description="${e.message}"`,
-      });
+      const challenge = bearerChallenge(
+        deps.publicUrl,
+        header === undefined ? undefined : { error: 'invalid_token', description: e.message },
+      );
+      return c.json({ error: e.toPayload() }, 401, { ...corsHeaders, 'WWW-Authenticate': challenge });
     }
-    return deps.mcp.handle(c.req.raw, principal);
+    if (principal.kind === 'connection' && c.req.method === 'POST') {
+      const scope = stepUpScope(principal, await c.req.raw.clone().json().catch(() => null));
+      if (scope !== null) {
+        const e = new LetKiteError('forbidden', 'this connection was not given the scope for that tool', { scope });
+        const challenge = bearerChallenge(deps.publicUrl, {
+          error: 'insufficient_scope',
+          description: e.message,
+          scope,
+        });
+        return c.json({ error: e.toPayload() }, 403, { ...corsHeaders, 'WWW-Authenticate': challenge });
+      }
+    }
+    const res = await deps.mcp.handle(c.req.raw, principal);
+    if (origin === undefined) return res;
+    const withCors = new Response(res.body, res);
+    for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);
+    return withCors;
   });
 
   return app;

@@ -20,6 +20,25 @@ export const GatewayConfig = z.object({
     .enum(['0', '1'])
     .optional()
     .transform((v) => v === '1'),
+  /**
+   * Development and tests only: fetch OAuth client-ID metadata documents from loopback addresses (over http too).
+   * Off in production, where a client_id URL must be https on a public address.
+   */
+  oauthLoopbackClientDocuments: z
+    .enum(['0', '1'])
+    .optional()
+    .transform((v) => v === '1'),
+  /** Browser origins (comma-separated) besides the gateway's own that may call /mcp, e.g. a web-based MCP client. */
+  mcpAllowedOrigins: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter((o) => o.length > 0),
+    )
+    .pipe(z.array(z.url().transform((u) => new URL(u).origin))),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -35,6 +54,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     smtpUrl: env.LETKITE_SMTP_URL,
     mailFrom: env.LETKITE_MAIL_FROM,
     pushInsecureLoopback: env.LETKITE_PUSH_INSECURE_LOOPBACK,
+    oauthLoopbackClientDocuments: env.LETKITE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS,
+    mcpAllowedOrigins: env.LETKITE_MCP_ALLOWED_ORIGINS,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -54,6 +75,8 @@ function envName(key: string): string {
     smtpUrl: 'SMTP_URL',
     mailFrom: 'MAIL_FROM',
     pushInsecureLoopback: 'PUSH_INSECURE_LOOPBACK',
+    oauthLoopbackClientDocuments: 'OAUTH_LOOPBACK_CLIENT_DOCUMENTS',
+    mcpAllowedOrigins: 'MCP_ALLOWED_ORIGINS',
   };
   return names[key] ?? key.toUpperCase();
 }

@@ -14,6 +14,8 @@ import { openIdentityStore } from './identity/open-identity-store';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
+import { ClientDocumentFetcher } from './oauth/client-metadata-document';
+import { openOAuthStore } from './oauth/open-oauth-store';
 import { openStore } from './store/open-store';
 import type { Account, Store, User } from './store/types';
 import { GATEWAY_VERSION } from './version';
@@ -82,7 +84,13 @@ export async function startGateway(
   expiry.unref();
   const deps: GatewayDeps = { store, identity, mailer, hub, approvals, now, log, publicUrl, version: GATEWAY_VERSION };
   const mcp = new McpEndpoint(deps, toolHandlers);
-  app = createApp({ ...deps, mcp });
+  const oauth = {
+    store: openOAuthStore(store),
+    clientDocuments: new ClientDocumentFetcher({ allowLoopback: config.oauthLoopbackClientDocuments }),
+  };
+  if (config.oauthLoopbackClientDocuments)
+    log('OAuth client metadata documents may be fetched from loopback (dev only)');
+  app = createApp({ ...deps, mcp, oauth, mcpAllowedOrigins: config.mcpAllowedOrigins });
 
   // Frames over the limit make ws close the socket with 1009; only that agent is affected.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });

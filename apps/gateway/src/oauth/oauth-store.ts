@@ -95,7 +95,7 @@ export interface OAuthStore {
       connectionId: string;
       check: (code: AuthorizationCode) => boolean;
       tokens: IssuedTokens;
-      audit: AuditEventInput;
+      audit: (connection: Connection) => AuditEventInput;
       reuseAudit: (code: { accountId: string; connectionId: string }) => AuditEventInput;
     },
   ): Promise<CodeOutcome>;

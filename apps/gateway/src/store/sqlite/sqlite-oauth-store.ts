@@ -63,7 +63,7 @@ export class SqliteOAuthStore implements OAuthStore {
       connectionId: string;
       check: (code: AuthorizationCode) => boolean;
       tokens: IssuedTokens;
-      audit: AuditEventInput;
+      audit: (connection: Connection) => AuditEventInput;
       reuseAudit: (code: { accountId: string; connectionId: string }) => AuditEventInput;
     },
   ): Promise<CodeOutcome> {
@@ -123,7 +123,9 @@ export class SqliteOAuthStore implements OAuthStore {
         .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
         .run();
       this.insertTokens(tx, connection.id, input.now, input.tokens);
-      tx.insert(auditEvents).values(auditRow(input.audit)).run();
+      tx.insert(auditEvents)
+        .values(auditRow(input.audit(connection)))
+        .run();
       return { kind: 'issued', connection };
     });
   }
