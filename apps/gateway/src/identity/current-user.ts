@@ -78,18 +78,24 @@ export async function requireUser(c: Context, deps: SessionDeps): Promise<Signed
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * CSRF protection for a state-changing request. Two independent checks: the browser's `Origin` (or, without it,
- * `Sec-Fetch-Site`) must be our own origin, and — once signed in — the request must echo the session's CSRF token
- * in `X-CSRF-Token` (or pass it as `formToken` from a form field). Throws `forbidden`.
+ * The first CSRF check, for every state-changing request (sign-in and setup included): the browser's `Origin` (or,
+ * without it, `Sec-Fetch-Site`) must be our own origin. Throws `forbidden`.
+ */
+export function checkSameOrigin(c: Context, deps: Pick<SessionDeps, 'publicUrl'>): void {
+  if (safeMethods.has(c.req.method)) return;
+  const origin = c.req.header('origin');
+  const fetchSite = c.req.header('sec-fetch-site');
+  const sameOrigin = origin !== undefined ? origin === new URL(deps.publicUrl).origin : fetchSite === 'same-origin';
+  if (!sameOrigin) throw new LetKiteError('forbidden', 'cross-site request refused', { reason: 'origin' });
+}
+
+/**
+ * CSRF protection for a state-changing request by a signed-in person: `checkSameOrigin`, and the request must echo
+ * the session's CSRF token in `X-CSRF-Token` (or pass it as `formToken` from a form field). Throws `forbidden`.
  */
 export async function checkCsrf(c: Context, deps: SessionDeps, options: { formToken?: string } = {}): Promise<void> {
   if (safeMethods.has(c.req.method)) return;
-  const expectedOrigin = new URL(deps.publicUrl).origin;
-  const origin = c.req.header('origin');
-  const fetchSite = c.req.header('sec-fetch-site');
-  const sameOrigin =
-    origin !== undefined ? origin === expectedOrigin : fetchSite === 'same-origin' || fetchSite === 'none';
-  if (!sameOrigin) throw new LetKiteError('forbidden', 'cross-site request refused', { reason: 'origin' });
+  checkSameOrigin(c, deps);
   const user = await currentUser(c, deps);
   if (!user) return;
   const session = await deps.identity.findSessionByTokenHash(

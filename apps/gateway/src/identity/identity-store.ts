@@ -192,6 +192,8 @@ export interface IdentityStore {
   revokeSession(id: string, at: string, audit: AuditEventInput | null): Promise<boolean>;
 
   putChallenge(challenge: Challenge & { createdAt: string }): Promise<void>;
+  /** Reads a live challenge without using it up (a TOTP secret the person may need several tries to confirm). */
+  peekChallenge(id: string, purpose: string, subject: string, now: string): Promise<Challenge | null>;
   /** Returns and uses up a challenge; null if unknown, used, expired, or bound to another purpose or subject. */
   takeChallenge(id: string, purpose: string, subject: string, now: string): Promise<Challenge | null>;
 

@@ -452,6 +452,23 @@ export class SqliteIdentityStore implements IdentityStore {
     });
   }
 
+  async peekChallenge(challengeId: string, purpose: string, subject: string, now: string): Promise<Challenge | null> {
+    const r = this.db
+      .select()
+      .from(id.authChallenges)
+      .where(
+        and(
+          eq(id.authChallenges.id, challengeId),
+          eq(id.authChallenges.purpose, purpose),
+          eq(id.authChallenges.subject, subject),
+          isNull(id.authChallenges.usedAt),
+          gt(id.authChallenges.expiresAt, now),
+        ),
+      )
+      .get();
+    return r ? { id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt } : null;
+  }
+
   async takeChallenge(challengeId: string, purpose: string, subject: string, now: string): Promise<Challenge | null> {
     const r = this.db
       .update(id.authChallenges)

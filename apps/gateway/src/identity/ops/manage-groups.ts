@@ -1,0 +1,64 @@
+import { LetKiteError } from '@letkite/protocol';
+import { z } from 'zod';
+import { newId } from '../../auth/secrets';
+import { auditBy, type OpContext, parseInput, requirePermission } from '../op-context';
+
+export const SaveGroupInput = z.object({
+  id: z.string().max(100).optional(),
+  name: z.string().trim().min(1).max(60),
+  member_ids: z.array(z.string().min(1).max(100)).max(1000),
+  machine_ids: z.array(z.string().min(1).max(100)).max(1000),
+});
+export const DeleteGroupInput = z.object({ id: z.string().min(1).max(100) });
+
+/**
+ * Creates or edits a group: its members, and the machines it claims (then only its members, owners and admins
+ * reach them). Members need `members.manage`; changing the claimed machines also needs `machines.manage`.
+ */
+export async function saveGroup(ctx: OpContext, raw: unknown) {
+  requirePermission(ctx.user, 'members.manage');
+  const input = parseInput(SaveGroupInput, raw);
+  const accountId = ctx.user.accountId;
+  const existing = input.id ? await ctx.deps.identity.getGroup(accountId, input.id) : null;
+  if (input.id && !existing) throw new LetKiteError('not_found', `no group "${input.id}"`);
+  const machineIds = [...new Set(input.machine_ids)].sort();
+  if (machineIds.join() !== [...(existing?.machineIds ?? [])].sort().join()) {
+    requirePermission(ctx.user, 'machines.manage');
+  }
+  const members = new Set((await ctx.deps.identity.listMembers(accountId)).map((m) => m.user.id));
+  const strangers = input.member_ids.filter((id) => !members.has(id));
+  if (strangers.length > 0) throw new LetKiteError('not_found', `not members: ${strangers.join(', ')}`);
+  const machines = new Set((await ctx.deps.store.listMachines(accountId)).map((m) => m.id));
+  const unknown = machineIds.filter((id) => !machines.has(id));
+  if (unknown.length > 0) throw new LetKiteError('machine_not_found', `no machines ${unknown.join(', ')}`);
+  const clash = (await ctx.deps.identity.listGroups(accountId)).find(
+    (g) => g.name.toLowerCase() === input.name.toLowerCase() && g.id !== input.id,
+  );
+  if (clash) throw new LetKiteError('conflict', `a group named "${input.name}" exists`);
+  const group = {
+    id: existing?.id ?? newId('grp'),
+    accountId,
+    name: input.name,
+    createdAt: existing?.createdAt ?? ctx.now.toISOString(),
+    memberIds: [...new Set(input.member_ids)],
+    machineIds,
+  };
+  await ctx.deps.identity.saveGroup(
+    group,
+    auditBy(ctx, existing ? 'group.update' : 'group.create', group.id, {
+      name: group.name,
+      members: group.memberIds,
+      machines: group.machineIds,
+    }),
+  );
+  return group;
+}
+
+/** Deletes a group; the machines it claimed become reachable by every member again. */
+export async function deleteGroup(ctx: OpContext, raw: unknown) {
+  requirePermission(ctx.user, 'members.manage');
+  requirePermission(ctx.user, 'machines.manage');
+  const input = parseInput(DeleteGroupInput, raw);
+  const ok = await ctx.deps.identity.deleteGroup(ctx.user.accountId, input.id, auditBy(ctx, 'group.delete', input.id));
+  if (!ok) throw new LetKiteError('not_found', `no group "${input.id}"`);
+}

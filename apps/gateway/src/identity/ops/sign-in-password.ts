@@ -1,0 +1,73 @@
+import { LetKiteError } from '@letkite/protocol';
+import { z } from 'zod';
+import type { WebSession } from '../identity-store';
+import { type PublicOpContext, parseInput } from '../op-context';
+import { burnPasswordCheck, passwordMatches } from '../passwords';
+import { AttemptLimiter, LOCKOUT_AFTER, LOCKOUT_MS } from '../sign-in-limiter';
+import { verifyRecoveryCodeOnce, verifyTotpOnce } from '../verify-totp';
+import { startSessionFor } from './sign-in-passkey';
+
+export const PasswordSignInInput = z.object({
+  email: z.string().trim().min(3).max(254),
+  password: z.string().min(1).max(256),
+  /** A 6-digit authenticator code, or one recovery code. */
+  code: z.string().trim().min(6).max(40),
+});
+
+// Per client address and per e-mail: slows guessing across many accounts and at one account.
+const byAddress = new AttemptLimiter(30, 60_000);
+const byEmail = new AttemptLimiter(10, 60_000);
+
+/**
+ * Password + second factor sign-in. Wrong password or code count towards a lockout of the person's password
+ * sign-in (LOCKOUT_AFTER in a row → LOCKOUT_MS); while locked even the right password is refused. The answer never
+ * says which part was wrong.
+ */
+export async function signInWithPassword(
+  ctx: PublicOpContext,
+  raw: unknown,
+): Promise<{ session: WebSession; token: string }> {
+  const input = parseInput(PasswordSignInInput, raw);
+  const t = ctx.now.getTime();
+  byAddress.hit(ctx.clientAddress, t);
+  byEmail.hit(input.email.toLowerCase(), t);
+  const refused = new LetKiteError('unauthenticated', 'wrong e-mail, password or code');
+  const user = await ctx.deps.identity.findUserByEmail(input.email);
+  const password = user && (await ctx.deps.identity.getPassword(user.id));
+  if (!user || !password) {
+    await burnPasswordCheck(input.password);
+    throw refused;
+  }
+  if (password.lockedUntil !== null && password.lockedUntil > ctx.now.toISOString()) {
+    throw new LetKiteError('rate_limited', 'password sign-in is locked after too many failed attempts', {
+      locked_until: password.lockedUntil,
+    });
+  }
+  const ok =
+    (await passwordMatches(password.passwordHash, input.password)) &&
+    (/^\d{6}$/.test(input.code.replace(/\s+/g, ''))
+      ? await verifyTotpOnce({ userId: user.id, code: input.code, deps: ctx.deps })
+      : await verifyRecoveryCodeOnce({ userId: user.id, code: input.code, deps: ctx.deps }));
+  if (!ok) {
+    const lock = password.failedAttempts + 1 >= LOCKOUT_AFTER;
+    const lockedUntil = lock ? new Date(t + LOCKOUT_MS).toISOString() : null;
+    await ctx.deps.identity.recordPasswordFailure(user.id, lockedUntil);
+    if (lock) {
+      for (const m of await ctx.deps.identity.membershipsOf(user.id)) {
+        await ctx.deps.store.appendAudit({
+          accountId: m.accountId,
+          at: ctx.now.toISOString(),
+          actor: 'system',
+          action: 'user.lockout',
+          target: user.id,
+          outcome: 'rate_limited',
+          details: { locked_until: lockedUntil, failed_attempts: password.failedAttempts + 1 },
+        });
+      }
+    }
+    throw refused;
+  }
+  await ctx.deps.identity.resetPasswordFailures(user.id);
+  const method = /^\d{6}$/.test(input.code.replace(/\s+/g, '')) ? 'password_totp' : 'recovery_code';
+  return startSessionFor(ctx, user.id, method);
+}
