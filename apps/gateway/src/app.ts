@@ -7,8 +7,6 @@ import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders,
 import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
 import { httpStatusOf } from './http/error-status';
-import { serveWebApp } from './http/web-app';
-import { identityApi } from './identity/routes/identity-api';
 import { enrollMachine } from './machines/enroll-machine';
 import type { McpEndpoint } from './mcp/mcp-endpoint';
 import type { OAuthDeps } from './oauth/oauth-deps';
@@ -41,7 +39,6 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(await enrollMachine({ store: deps.store, now: deps.now() }, parsed.data));
   });
 
-  app.route('/api', identityApi(deps));
   app.route('/api', approvalRoutes(deps));
 
   app.route('/', oauthRoutes(deps));
@@ -76,7 +73,11 @@ export function createApp(deps: AppDeps): Hono {
       return c.json({ error: e.toPayload() }, 401, { ...corsHeaders, 'WWW-Authenticate': challenge });
     }
     if (principal.kind === 'connection' && c.req.method === 'POST') {
-      const scope = stepUpScope(principal, await c.req.raw.clone().json().catch(() => null));
+      const message: unknown = await c.req.raw
+        .clone()
+        .json()
+        .catch(() => null);
+      const scope = stepUpScope(principal, message);
       if (scope !== null) {
         const e = new LetKiteError('forbidden', 'this connection was not given the scope for that tool', { scope });
         const challenge = bearerChallenge(deps.publicUrl, {
@@ -93,9 +94,6 @@ export function createApp(deps: AppDeps): Hono {
     for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);
     return withCors;
   });
-
-  // Last: the web app answers any other GET (its client-side routes), with a strict CSP.
-  app.get('*', serveWebApp());
 
   return app;
 }

@@ -8,6 +8,7 @@ export { parseDuration } from './auth/duration';
 export { GatewayConfig, loadConfig } from './config';
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
 export { type RunningGateway, startGateway } from './main';
+export { toolGroupNames, toolsForScopeList } from './oauth/scopes';
 export { openStore } from './store/open-store';
 export type { Grant, Store } from './store/types';
 export { GATEWAY_VERSION } from './version';

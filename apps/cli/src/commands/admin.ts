@@ -1,6 +1,16 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApiToken, createJoinToken, openStore, parseDuration } from '@letkite/gateway';
+import {
+  createApiToken,
+  createJoinToken,
+  type Grant,
+  openStore,
+  parseDuration,
+  type Store,
+  toolsForScopeList,
+} from '@letkite/gateway';
+import { builtinPolicyNames, parsePolicyToml } from '@letkite/policy';
 import { type CliIo, EXIT_OK, UsageError } from '../io';
 import { dataDir } from '../paths';
 
@@ -12,9 +22,7 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'token' && rest[0] === 'create') return tokenCreate(rest.slice(1), io);
   if (sub === 'join-token') return joinToken(rest, io);
-  throw new UsageError(
-    'usage: letkite admin token create --name NAME [--expires 30d] | letkite admin join-token [--ttl 15m]',
-  );
+  throw new UsageError(`${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]`);
 }
 
 async function withOwnerStore<T>(
@@ -36,23 +44,71 @@ async function open(data: string | undefined, io: CliIo) {
   return { store, account, owner };
 }
 
+const TOKEN_USAGE =
+  'usage: letkite admin token create --name NAME [--policy NAME|FILE] [--machines a,b] [--scopes commands,files,…] [--expires 30d]';
+
+/** `--policy`: a built-in by name, or a policy TOML file, parsed here and stored inline in the grant. */
+function grantPolicy(value: string | undefined): Grant['policy'] {
+  if (value === undefined) return 'full';
+  if ((builtinPolicyNames as readonly string[]).includes(value)) return value;
+  let text: string;
+  try {
+    text = readFileSync(value, 'utf8');
+  } catch {
+    throw new UsageError(
+      `--policy "${value}" is neither a built-in policy (${builtinPolicyNames.join(', ')}) nor a readable file`,
+    );
+  }
+  return parsePolicyToml(text) as unknown as Record<string, unknown>;
+}
+
+const listOf = (value: string) =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v.length > 0);
+
+/** `--machines`: ids or unique names of the account's machines, stored as ids. */
+async function grantMachines(store: Store, accountId: string, value: string | undefined): Promise<Grant['machines']> {
+  if (value === undefined || value === '*') return '*';
+  const machines = await store.listMachines(accountId);
+  return listOf(value).map((ref) => {
+    const byId = machines.find((m) => m.id === ref);
+    const byName = machines.filter((m) => m.name === ref);
+    const found = byId ?? (byName.length === 1 ? byName[0] : undefined);
+    if (!found) throw new UsageError(`--machines: no single machine "${ref}"`);
+    return found.id;
+  });
+}
+
 async function tokenCreate(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { name: { type: 'string' }, expires: { type: 'string' }, data: { type: 'string' } },
+    options: {
+      name: { type: 'string' },
+      expires: { type: 'string' },
+      policy: { type: 'string' },
+      machines: { type: 'string' },
+      scopes: { type: 'string' },
+      data: { type: 'string' },
+    },
     strict: true,
   });
-  if (!values.name) throw new UsageError('usage: letkite admin token create --name NAME [--expires 30d]');
+  if (!values.name) throw new UsageError(TOKEN_USAGE);
   const name = values.name;
   const expiresInMs = values.expires === undefined ? undefined : parseDuration(values.expires);
+  const policy = grantPolicy(values.policy);
+  const scopes: Grant['scopes'] =
+    values.scopes === undefined || values.scopes === '*' ? '*' : toolsForScopeList(listOf(values.scopes));
   return withOwnerStore(values.data, io, async ({ store, account, owner }) => {
+    const grant: Grant = { policy, machines: await grantMachines(store, account.id, values.machines), scopes };
     const created = await createApiToken(
       { store, now: new Date() },
       {
         accountId: account.id,
         userId: owner.id,
         name,
-        grant: { policy: 'full', machines: '*', scopes: '*' },
+        grant,
         ...(expiresInMs === undefined ? {} : { expiresInMs }),
         actor: 'cli:admin',
       },

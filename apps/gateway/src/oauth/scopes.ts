@@ -1,4 +1,5 @@
-import type { ToolName } from '@letkite/policy';
+import { type ToolName, toolNames } from '@letkite/policy';
+import { LetKiteError } from '@letkite/protocol';
 
 /**
  * OAuth scopes are the tool groups of DESIGN §7. A connection's grant stores the tool names its scopes expand
@@ -59,4 +60,22 @@ export function groupOfTool(tool: string): ToolGroup | null {
 
 export function formatScope(groups: readonly ToolGroup[]): string {
   return toolGroupNames.filter((g) => groups.includes(g)).join(' ');
+}
+
+/**
+ * The tool names of a grant given as a list of groups and/or single tool names (the CLI's `--scopes`); base tools
+ * are always included. Throws `invalid_params` naming an unknown entry.
+ */
+export function toolsForScopeList(list: readonly string[]): ToolName[] {
+  const tools = new Set<ToolName>(baseTools);
+  for (const entry of list) {
+    if (isToolGroup(entry)) for (const t of toolGroups[entry]) tools.add(t);
+    else if ((toolNames as readonly string[]).includes(entry)) tools.add(entry as ToolName);
+    else {
+      throw new LetKiteError('invalid_params', `scope "${entry}" is neither a tool group nor a tool`, {
+        groups: toolGroupNames,
+      });
+    }
+  }
+  return toolNames.filter((t) => tools.has(t));
 }
