@@ -7,6 +7,8 @@ import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders,
 import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
 import { httpStatusOf } from './http/error-status';
+import { serveWebApp } from './http/web-app';
+import { identityApi } from './identity/routes/identity-api';
 import { enrollMachine } from './machines/enroll-machine';
 import type { McpEndpoint } from './mcp/mcp-endpoint';
 import type { OAuthDeps } from './oauth/oauth-deps';
@@ -39,6 +41,7 @@ export function createApp(deps: AppDeps): Hono {
     return c.json(await enrollMachine({ store: deps.store, now: deps.now() }, parsed.data));
   });
 
+  app.route('/api', identityApi(deps));
   app.route('/api', approvalRoutes(deps));
 
   app.route('/', oauthRoutes(deps));
@@ -94,6 +97,9 @@ export function createApp(deps: AppDeps): Hono {
     for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);
     return withCors;
   });
+
+  // Last: the web app answers any other GET (its client-side routes), with a strict CSP.
+  app.get('*', serveWebApp());
 
   return app;
 }
