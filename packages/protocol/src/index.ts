@@ -68,6 +68,23 @@ export {
   WriteFileParams,
   WriteFileResult,
 } from './ops-files';
+export { JobInfo, JobOutputParams, JobOutputResult, JobRef, JobStartParams, JobState, jobStates } from './ops-jobs';
+export { HandleId, ShellRunParams, ShellRunResult } from './ops-shell';
+export {
+  PasteMode,
+  pasteModes,
+  TerminalInfo,
+  TerminalOpenParams,
+  TerminalReadParams,
+  TerminalReadResult,
+  TerminalRef,
+  TerminalSendParams,
+  TerminalSendResult,
+  TerminalTextParams,
+  TerminalTextResult,
+  terminalReadModes,
+  terminalWaitScopes,
+} from './ops-terminals';
 export {
   MAX_TRANSFER_ENTRIES,
   RelativeTransferPath,
@@ -94,6 +111,7 @@ export {
 } from './tools/approval-wait';
 export { MachineRef, PendingApproval } from './tools/common';
 export { exec, execInput, execOutput } from './tools/exec';
+export { execMany, execManyInput, execManyOutput } from './tools/exec-many';
 export {
   deletePath,
   deletePathInput,
@@ -109,7 +127,32 @@ export {
   writeFile,
   writeFileInput,
 } from './tools/files';
+export {
+  jobOutput,
+  jobOutputInput,
+  jobStart,
+  jobStartInput,
+  jobStatus,
+  jobStatusInput,
+  jobStop,
+  jobStopInput,
+  jobTools,
+} from './tools/jobs';
 export { MachineSummary, machinesList } from './tools/machines-list';
+export { shellRun, shellRunInput, shellRunOutput } from './tools/shell-run';
+export {
+  terminalClose,
+  terminalCloseInput,
+  terminalOpen,
+  terminalOpenInput,
+  terminalRead,
+  terminalReadInput,
+  terminalSend,
+  terminalSendInput,
+  terminalTools,
+  terminalWait,
+  terminalWaitInput,
+} from './tools/terminals';
 export {
   copyBetweenHosts,
   copyBetweenHostsInput,
