@@ -6,6 +6,7 @@ import { GatewayConnection } from './connection';
 import { execCommand } from './executors/exec-command';
 import { isFileOp, runFileOp } from './executors/file-op';
 import type { RequestStream } from './request-stream';
+import { isStatefulOp, StatefulOps } from './session-ops';
 import type { AgentState } from './state';
 import { isTransferOp, runTransferOp, TempJournal } from './transfers';
 
@@ -44,10 +45,12 @@ export class Agent {
   readonly ceiling: CeilingSource;
   private readonly log: (msg: string) => void;
   private readonly transfers: TempJournal;
+  private readonly stateful: StatefulOps;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     this.log = options.log ?? ((msg) => console.error(`[agent] ${msg}`));
     this.transfers = new TempJournal(options.stateDir ?? null);
+    this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     const uid = process.getuid?.() ?? 0;
     this.ceiling = new CeilingSource(options.ceilingPath ?? DEFAULT_CEILING_PATH, uid === 0 ? [0] : [0, uid], this.log);
     this.connection = new GatewayConnection(state, {
@@ -70,6 +73,7 @@ export class Agent {
 
   stop(): Promise<void> {
     this.ceiling.close();
+    this.stateful.close();
     return this.connection.stop();
   }
 
@@ -99,6 +103,7 @@ export class Agent {
     // The ceiling is re-read (if it changed) for every request, so an edit applies at once.
     const ceiling = this.ceiling.current();
     if (isFileOp(frame.op)) return runFileOp(frame.op, frame.params, frame.context, ceiling);
+    if (isStatefulOp(frame.op)) return this.stateful.run({ ...frame, op: frame.op }, ceiling, send, signal);
     if (isTransferOp(frame.op)) {
       const side = { id: frame.id, send, stream, signal };
       return runTransferOp(frame.op, frame.params, frame.context, ceiling, side, this.transfers);
