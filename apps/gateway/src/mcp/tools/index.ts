@@ -1,6 +1,7 @@
 import type { ToolHandler } from '../tool-handler';
 import { approvalWaitHandler } from './approval-wait';
 import { execHandler } from './exec';
+import { execManyHandler } from './exec-many';
 import {
   deletePathHandler,
   gitDiffHandler,
@@ -9,13 +10,28 @@ import {
   readFileHandler,
   writeFileHandler,
 } from './files';
+import { jobOutputHandler, jobStartHandler, jobStatusHandler, jobStopHandler } from './jobs';
 import { machinesListHandler } from './machines-list';
+import { shellRunHandler } from './shell-run';
+import {
+  terminalCloseHandler,
+  terminalOpenHandler,
+  terminalReadHandler,
+  terminalSendHandler,
+  terminalWaitHandler,
+} from './terminals';
 import { copyBetweenHostsHandler, transferStartHandler, transferStatusHandler } from './transfers';
 
 /** Every MCP tool the gateway serves, in the order tools/list shows them. */
 export const toolHandlers: readonly ToolHandler[] = [
   machinesListHandler,
   execHandler,
+  execManyHandler,
+  shellRunHandler,
+  jobStartHandler,
+  jobStatusHandler,
+  jobOutputHandler,
+  jobStopHandler,
   readFileHandler,
   listDirHandler,
   writeFileHandler,
@@ -25,5 +41,10 @@ export const toolHandlers: readonly ToolHandler[] = [
   copyBetweenHostsHandler,
   transferStartHandler,
   transferStatusHandler,
+  terminalOpenHandler,
+  terminalSendHandler,
+  terminalReadHandler,
+  terminalWaitHandler,
+  terminalCloseHandler,
   approvalWaitHandler,
 ];

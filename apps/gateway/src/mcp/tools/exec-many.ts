@@ -1,0 +1,110 @@
+import { execMany, LetKiteError, toLetKiteError } from '@letkite/protocol';
+import type { z } from 'zod';
+import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
+import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
+import { defineHandler, type ToolCallContext } from '../tool-handler';
+import { execHandler } from './exec';
+
+const DEFAULT_PARALLEL = 8;
+/** All machines' output together stays around this size; each machine gets an equal share (4k–64k chars). */
+const TOTAL_OUTPUT_CHARS = 256_000;
+const MIN_CHARS_PER_MACHINE = 4_000;
+
+type Target = { ref: string; id: string | null; name: string | null; error: LetKiteError | null };
+
+/** Resolves the requested machines up front, so an unknown or ambiguous one is that machine's error only. */
+async function targets(ctx: ToolCallContext, input: { machines?: string[]; label?: string }): Promise<Target[]> {
+  if (input.label !== undefined) {
+    const all = await reachableMachines(ctx.deps, ctx.principal);
+    const labelled = all.filter((m) => m.labels.includes(input.label as string));
+    if (labelled.length === 0) {
+      throw new LetKiteError('machine_not_found', `no machine you can reach has the label "${input.label}"`);
+    }
+    return labelled.map((m) => ({ ref: m.id, id: m.id, name: m.name, error: null }));
+  }
+  const seen = new Set<string>();
+  const out: Target[] = [];
+  for (const ref of input.machines ?? []) {
+    try {
+      const m = await resolveMachine(ctx.deps, ctx.principal, ref);
+      if (seen.has(m.id)) continue;
+      seen.add(m.id);
+      out.push({ ref, id: m.id, name: m.name, error: null });
+    } catch (err) {
+      out.push({ ref, id: null, name: null, error: toLetKiteError(err) });
+    }
+  }
+  return out;
+}
+
+/**
+ * `exec_many`: the `exec` tool on each machine (the same gateway checks, the same agent re-check), at most
+ * `max_parallel` at a time. A refusal, an offline machine or a failure is that machine's result, never the call's.
+ */
+export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
+  if ((input.machines === undefined) === (input.label === undefined)) {
+    throw new LetKiteError('invalid_params', 'give exactly one of "machines" or "label"');
+  }
+  if ((input.command === undefined) === (input.argv === undefined)) {
+    throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
+  }
+  const list = await targets(ctx, input);
+  const { machines: _m, label: _l, max_parallel, ...perMachine } = input;
+  const maxChars = Math.min(
+    DEFAULT_MAX_CHARS,
+    Math.max(MIN_CHARS_PER_MACHINE, Math.floor(TOTAL_OUTPUT_CHARS / Math.max(1, list.length))),
+  );
+  ctx.audit.details = {
+    ...(input.command !== undefined ? { command: input.command } : { argv: input.argv }),
+    machines: list.map((t) => t.id ?? t.ref),
+  };
+  const results: z.infer<typeof execMany.output>['results'] = new Array(list.length);
+  const outcomes: Record<string, string> = {};
+  let next = 0;
+  let finished = 0;
+  const worker = async () => {
+    for (let i = next++; i < list.length; i = next++) {
+      const t = list[i] as Target;
+      let entry: (typeof results)[number];
+      if (t.error || t.id === null) {
+        entry = {
+          machine: t.ref,
+          name: null,
+          ok: false,
+          error: (t.error ?? new LetKiteError('internal', 'internal error')).toPayload(),
+        };
+      } else {
+        try {
+          if (ctx.signal.aborted) throw new LetKiteError('timeout', 'the call was cancelled');
+          const r = (await execHandler.run({ ...perMachine, machine: t.id }, { ...ctx, audit: {} })) as z.infer<
+            typeof execMany.output
+          >['results'][number]['result'] & {};
+          const stdout = capOutput(r.stdout, { maxChars });
+          const stderr = capOutput(r.stderr, { maxChars: Math.max(1000, Math.floor(maxChars / 4)) });
+          entry = {
+            machine: t.id,
+            name: t.name,
+            ok: true,
+            result: {
+              ...r,
+              stdout: stdout.text,
+              stderr: stderr.text,
+              truncated: r.truncated || stdout.truncated || stderr.truncated,
+            },
+          };
+        } catch (err) {
+          entry = { machine: t.id, name: t.name, ok: false, error: toLetKiteError(err).toPayload() };
+        }
+      }
+      results[i] = entry;
+      outcomes[entry.machine] = entry.ok ? `exit ${entry.result?.exit_code ?? 'none'}` : (entry.error?.code ?? 'error');
+      finished++;
+      await ctx.progress(finished, list.length, `${entry.name ?? entry.machine}: ${outcomes[entry.machine]}`);
+    }
+  };
+  const parallel = Math.min(max_parallel ?? DEFAULT_PARALLEL, list.length);
+  await Promise.all(Array.from({ length: parallel }, worker));
+  ctx.audit.details = { ...ctx.audit.details, outcomes };
+  const succeeded = results.filter((r) => r.ok && r.result?.exit_code === 0).length;
+  return { results, succeeded, failed: results.length - succeeded };
+});

@@ -1,0 +1,172 @@
+import type { ClampedPolicy } from '@letkite/ceiling';
+import {
+  LetKiteError,
+  TerminalInfo,
+  TerminalReadResult,
+  TerminalSendResult,
+  TerminalTextResult,
+  terminalClose,
+  terminalOpen,
+  terminalRead,
+  terminalSend,
+  terminalWait,
+} from '@letkite/protocol';
+import { z } from 'zod';
+import { compileRedactionPatterns, maskSecrets, prepareForAi } from '../../output';
+import { reportedCeiling } from '../../policy/resolve-policy';
+import type { Machine } from '../../store/types';
+import { defineHandler, type ToolCallContext } from '../tool-handler';
+import { type PreparedStatefulCall, prepareStatefulCall, refuseInAllowlistMode } from './stateful-call';
+
+/** terminal_wait searches at most the newest this-many characters of (masked) text. */
+const WAIT_WINDOW_CHARS = 256 * 1024;
+
+/**
+ * The gateway's early refusal (the agent checks again against its real ceiling): terminals need shell mode, the
+ * machine's `terminals = true`, and a shell level above off.
+ */
+function refuseWithoutTerminals(machine: Machine, clamped: ClampedPolicy): void {
+  refuseInAllowlistMode(clamped, 'terminals');
+  if (clamped.terminals) return;
+  const ceiling = reportedCeiling(machine);
+  if (ceiling && !ceiling.terminals) {
+    throw new LetKiteError(
+      'blocked_by_ceiling',
+      `machine "${machine.name}" does not allow terminals (terminals = false)`,
+      {
+        layer: 'ceiling',
+        key: 'terminals',
+      },
+    );
+  }
+  const byCeiling = ceiling?.shell === 'off';
+  throw new LetKiteError(
+    byCeiling ? 'blocked_by_ceiling' : 'blocked_by_policy',
+    'terminals need a shell, and shell is "off"',
+    {
+      layer: byCeiling ? 'ceiling' : 'policy',
+      key: 'shell',
+    },
+  );
+}
+
+async function terminalCall(ctx: ToolCallContext, ref: string): Promise<PreparedStatefulCall> {
+  const m = await prepareStatefulCall(ctx, ref);
+  refuseWithoutTerminals(m.machine, m.clamped);
+  return m;
+}
+
+/** Titles are set by whatever runs in the terminal: masked like any other output. */
+function maskTitle<T extends { title: string }>(info: T): T {
+  return { ...info, title: maskSecrets(info.title).text };
+}
+
+export const terminalOpenHandler = defineHandler(terminalOpen, async (input, ctx) => {
+  const m = await terminalCall(ctx, input.machine);
+  const { machine: _machine, ...params } = input;
+  const info = TerminalInfo.parse(await m.call('terminal_open', params));
+  ctx.audit.details = { terminal_id: info.terminal_id, cols: info.cols, rows: info.rows };
+  ctx.audit.decision = 'allow';
+  return maskTitle(info);
+});
+
+export const terminalSendHandler = defineHandler(terminalSend, async (input, ctx) => {
+  // Typed text can be a password the person asked the AI to enter: the audit keeps its size, not its content.
+  ctx.audit.details = { terminal_id: input.terminal_id, text_chars: input.text?.length ?? 0, keys: input.keys ?? [] };
+  const m = await terminalCall(ctx, input.machine);
+  const { machine: _machine, ...params } = input;
+  return TerminalSendResult.parse(await m.call('terminal_send', params));
+});
+
+export const terminalReadHandler = defineHandler(terminalRead, async (input, ctx) => {
+  ctx.audit.details = { terminal_id: input.terminal_id, mode: input.mode };
+  const m = await terminalCall(ctx, input.machine);
+  const { machine: _machine, ...params } = input;
+  const screen = TerminalReadResult.parse(await m.call('terminal_read', params));
+  const text = prepareForAi(screen.text);
+  return { ...maskTitle(screen), text: text.text, masked_count: text.masked_count };
+});
+
+/** A wait pattern: literal text, or a regular expression held to the same rules as account redaction patterns. */
+function matcher(pattern: string, regex: boolean): (text: string) => string | null {
+  if (!regex) {
+    return (text) => (text.includes(pattern) ? pattern : null);
+  }
+  let re: RegExp;
+  try {
+    [re] = compileRedactionPatterns([pattern]) as [RegExp];
+  } catch (err) {
+    const reason = err instanceof LetKiteError ? err.message.replace(/^redaction pattern #1 /, '') : 'is not usable';
+    throw new LetKiteError('invalid_params', `the wait pattern ${reason}`);
+  }
+  const once = new RegExp(re.source, re.flags.replace('g', ''));
+  return (text) => once.exec(text)?.[0] ?? null;
+}
+
+function lineAround(text: string, index: number): string {
+  const start = text.lastIndexOf('\n', index) + 1;
+  const end = text.indexOf('\n', index);
+  return text.slice(start, end < 0 ? text.length : end);
+}
+
+/**
+ * `terminal_wait`: long-polls the agent for the rendered text (from the last send, or all scrollback) and matches
+ * the pattern against the text *after masking*, so a pattern cannot probe for a secret the AI is not shown.
+ */
+export const terminalWaitHandler = defineHandler(terminalWait, async (input, ctx) => {
+  ctx.audit.details = { terminal_id: input.terminal_id, from: input.from };
+  const match = matcher(input.pattern, input.regex);
+  const m = await terminalCall(ctx, input.machine);
+  const started = Date.now();
+  const deadline = started + input.timeout_s * 1000;
+  let version = -1;
+  let last = { text: '', masked: 0, exited: false };
+  for (;;) {
+    const remaining = Math.max(0, deadline - Date.now());
+    const r = TerminalTextResult.parse(
+      await m.call(
+        'terminal_text',
+        {
+          terminal_id: input.terminal_id,
+          from: input.from,
+          after_version: version,
+          max_wait_ms: version < 0 ? 0 : Math.min(remaining, 60_000),
+        },
+        { timeoutMs: remaining + 15_000 },
+      ),
+    );
+    version = r.version;
+    const window = r.text.length > WAIT_WINDOW_CHARS ? r.text.slice(-WAIT_WINDOW_CHARS) : r.text;
+    const masked = maskSecrets(window);
+    last = { text: masked.text, masked: masked.masked_count, exited: r.exited };
+    const found = match(masked.text);
+    if (found !== null) {
+      const at = masked.text.indexOf(found);
+      return {
+        matched: true,
+        match: found,
+        context: lineAround(masked.text, at),
+        exited: r.exited,
+        waited_ms: Date.now() - started,
+        masked_count: masked.masked_count,
+      };
+    }
+    if (r.exited || Date.now() >= deadline || ctx.signal.aborted) break;
+    await ctx.progress(Date.now() - started, input.timeout_s * 1000, 'waiting for terminal output');
+  }
+  const tail = prepareForAi(last.text, { maxLines: 20, maxChars: 4000 });
+  return {
+    matched: false,
+    match: null,
+    context: tail.text,
+    exited: last.exited,
+    waited_ms: Date.now() - started,
+    masked_count: tail.masked_count,
+  };
+});
+
+export const terminalCloseHandler = defineHandler(terminalClose, async (input, ctx) => {
+  ctx.audit.details = { terminal_id: input.terminal_id };
+  const m = await terminalCall(ctx, input.machine);
+  return z.object({ closed: z.boolean() }).parse(await m.call('terminal_close', { terminal_id: input.terminal_id }));
+});
