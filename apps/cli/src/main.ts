@@ -5,6 +5,7 @@ import { admin } from './commands/admin';
 import { agent } from './commands/agent';
 import { ceilingCheck } from './commands/ceiling-check';
 import { gateway } from './commands/gateway';
+import { mcp } from './commands/mcp';
 import { rulesCheck } from './commands/rules-check';
 import { start } from './commands/start';
 import { type CliIo, EXIT_FAILED, EXIT_USAGE, UsageError } from './io';
@@ -19,6 +20,8 @@ usage:
   letkite admin token create --name NAME [--expires 30d]
   letkite admin join-token [--ttl 15m]
   letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
+  letkite mcp [--config FILE]                        stdio MCP bridge to a gateway (URL and token from a 0600
+                                                     file or LETKITE_URL/LETKITE_TOKEN, never the command line)
   letkite rules check --policy FILE [--confirm] [-- COMMAND]
                                                      judge a command (or one per stdin line) with a policy
 `;
@@ -39,7 +42,7 @@ async function rules(args: string[], io: CliIo): Promise<number> {
   return rulesCheck(args.slice(1), io);
 }
 
-const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling, rules };
+const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling, rules, mcp };
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
@@ -79,5 +82,5 @@ if (isMain) {
   });
   process.exitCode = code;
   // Long-running commands (start, gateway, agent run) resolve only after a signal; then nothing should linger.
-  if (['start', 'gateway', 'agent'].includes(process.argv[2] ?? '')) process.exit(code);
+  if (['start', 'gateway', 'agent', 'mcp'].includes(process.argv[2] ?? '')) process.exit(code);
 }
