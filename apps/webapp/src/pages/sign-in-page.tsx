@@ -1,0 +1,95 @@
+import { useState } from 'react';
+import { api } from '../api';
+import { signInWithPasskey } from '../passkeys';
+import { navigate } from '../router';
+import { useSession } from '../session';
+import { ErrorNote, Field, useAction } from '../ui';
+
+function nextPath(): string {
+  const next = new URLSearchParams(window.location.search).get('next') ?? '/';
+  // Only paths on this site: never an absolute or protocol-relative URL.
+  return next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+export default function SignInPage() {
+  const { refresh } = useSession();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  const passkey = useAction();
+  const form = useAction();
+  const done = async () => {
+    await refresh();
+    const next = nextPath();
+    // A fragment, or a page the gateway renders itself (the OAuth consent page), needs a full page load.
+    if (next.includes('#') || next.startsWith('/authorize?')) window.location.assign(next);
+    else navigate(next);
+  };
+  return (
+    <section className="card narrow">
+      <h1>Sign in to LetKite</h1>
+      <button
+        type="button"
+        className="primary wide"
+        disabled={passkey.busy}
+        onClick={() =>
+          passkey.run(async () => {
+            await signInWithPasskey();
+            await done();
+          })
+        }
+      >
+        Sign in with a passkey
+      </button>
+      <ErrorNote error={passkey.error} />
+      <div className="divider">
+        <span>or</span>
+      </div>
+      <form
+        className="stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void form.run(async () => {
+            await api('POST', '/api/auth/password', { email, password, code });
+            await done();
+          });
+        }}
+      >
+        <Field label="E-mail">
+          <input
+            name="email"
+            type="email"
+            autoComplete="username"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            required
+          />
+        </Field>
+        <Field label="Password">
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            required
+          />
+        </Field>
+        <Field label="Authenticator code" hint="Or one of your recovery codes.">
+          <input
+            name="code"
+            autoComplete="one-time-code"
+            inputMode="text"
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            required
+          />
+        </Field>
+        <ErrorNote error={form.error} />
+        <button type="submit" disabled={form.busy}>
+          Sign in with password
+        </button>
+      </form>
+    </section>
+  );
+}
