@@ -10,6 +10,7 @@ import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { handleAgentSocket } from './hub/agent-endpoint';
 import { LocalHub } from './hub/local-hub';
+import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
@@ -24,6 +25,7 @@ export interface RunningGateway {
   url: string;
   port: number;
   store: Store;
+  identity: IdentityStore;
   account: Account;
   owner: User;
   close(): Promise<void>;
@@ -110,6 +112,7 @@ export async function startGateway(
     url: publicUrl,
     port,
     store,
+    identity,
     account,
     owner,
     async close() {

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
-import { createApiToken, createJoinToken, loadConfig, type RunningGateway, startGateway } from '@letkite/gateway';
+import {
+  createApiToken,
+  createJoinToken,
+  createOwnerSetupLink,
+  loadConfig,
+  type RunningGateway,
+  startGateway,
+} from '@letkite/gateway';
 import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
 
@@ -38,11 +45,17 @@ export async function start(args: string[], io: CliIo): Promise<number> {
   writeDefaultCeiling(ceiling, { run_as: userInfo().username });
   const token = await ensureOwnerToken(gw, config.dataDir);
   const agent = superviseAgent(agentDir, ceiling, io);
+  // Until the owner has a passkey or password, each start prints a fresh one-time setup link (the old one stops).
+  const setup = await createOwnerSetupLink(
+    { identity: gw.identity, now: new Date(), publicUrl: gw.url },
+    { accountId: gw.account.id, ownerId: gw.owner.id },
+  );
 
   io.stdout.write(
     [
       '',
       `LetKite is running on ${gw.url}`,
+      setup ? `  set up:    ${setup.url}   (one-time owner setup link, valid 30 minutes)` : `  dashboard: ${gw.url}/`,
       `  data:      ${config.dataDir}`,
       `  machine:   this computer, enrolled as a local agent (ceiling: ${ceiling})`,
       `  API token: ${token}   (kept in ${join(config.dataDir, 'owner-token')}, mode 0600)`,
