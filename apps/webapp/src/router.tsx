@@ -24,6 +24,8 @@ export const routes: RouteDef[] = [
   { path: '/tokens', page: lazy(() => import('./pages/tokens-page')), nav: 'API tokens' },
   { path: '/security', page: lazy(() => import('./pages/security-page')), nav: 'Security' },
   { path: '/connections', page: lazy(() => import('./pages/connections/connections-page')), nav: 'Connections' },
+  { path: '/approvals', page: lazy(() => import('./pages/approvals/approvals-page')), nav: 'Approvals' },
+  { path: '/approvals/:id', page: lazy(() => import('./pages/approvals/approval-page')) },
 ];
 
 /** Matches `/approvals/:id`-style patterns. */

@@ -35,7 +35,10 @@ export async function subscribeToApprovals(): Promise<void> {
   const existing = await reg.pushManager.getSubscription();
   const sub =
     existing ??
-    (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: applicationServerKey(public_key) }));
+    (await reg.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: applicationServerKey(public_key),
+    }));
   await api('POST', '/api/push/subscriptions', sub.toJSON());
 }
 

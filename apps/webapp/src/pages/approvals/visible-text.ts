@@ -11,8 +11,29 @@ export interface TextPart {
   special: boolean;
 }
 
-const INVISIBLE =
-  /[\u0080-\u009f\u00a0\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]/;
+/** Code point ranges (inclusive) that render as nothing, as a space, or change the order of what follows. */
+const INVISIBLE: readonly [number, number][] = [
+  [0x80, 0x9f],
+  [0xa0, 0xa0],
+  [0xad, 0xad],
+  [0x34f, 0x34f],
+  [0x61c, 0x61c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180f],
+  [0x2000, 0x200f],
+  [0x2028, 0x202f],
+  [0x205f, 0x206f],
+  [0x2800, 0x2800],
+  [0x3000, 0x3000],
+  [0x3164, 0x3164],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xffa0, 0xffa0],
+  [0xfff0, 0xfffb],
+  [0xe0000, 0xe007f],
+  [0xe0100, 0xe01ef],
+];
 
 function codePointLabel(ch: string): string {
   const cp = ch.codePointAt(0) ?? 0;
@@ -25,9 +46,7 @@ export function symbolFor(ch: string): string | null {
   if (cp < 0x20) return String.fromCodePoint(0x2400 + cp);
   if (cp === 0x7f) return '\u2421';
   if (ch.length === 1 && cp >= 0xd800 && cp <= 0xdfff) return codePointLabel(ch);
-  // Tag characters and the supplementary variation selectors are invisible too.
-  if ((cp >= 0xe0000 && cp <= 0xe007f) || (cp >= 0xe0100 && cp <= 0xe01ef)) return codePointLabel(ch);
-  if (INVISIBLE.test(ch)) return codePointLabel(ch);
+  if (INVISIBLE.some(([lo, hi]) => cp >= lo && cp <= hi)) return codePointLabel(ch);
   return null;
 }
 
