@@ -4,7 +4,7 @@ import { type AgentFrame, ExecParams, LetKiteError, type RequestFrame, toLetKite
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
 import { execCommand } from './executors/exec-command';
-import { isFileOp, runFileOp } from './executors/file-op';
+import { isFileOp, runFileOp, stopFileWorkers } from './executors/file-op';
 import type { RequestStream } from './request-stream';
 import { isStatefulOp, StatefulOps } from './session-ops';
 import type { AgentState } from './state';
@@ -74,6 +74,7 @@ export class Agent {
   stop(): Promise<void> {
     this.ceiling.close();
     this.stateful.close();
+    stopFileWorkers();
     return this.connection.stop();
   }
 
