@@ -29,8 +29,8 @@ button.allow{background:#1d4ed8;border-color:#1d4ed8;color:#fff}
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
 
 /**
- * Security headers of the consent page: no framing (clickjacking), nothing loaded from anywhere, no referrer, no
- * caching. `form-action` must also name the client's redirect origin: Chromium applies it to the redirect that
+ * Security headers of the consent page: no framing (clickjacking), nothing loaded from anywhere, no referrer to
+ * other sites, no caching. `form-action` must also name the client's redirect origin: Chromium applies it to the redirect that
  * follows the form post.
  */
 export function consentHeaders(redirectUri: string | null): Record<string, string> {
@@ -42,7 +42,9 @@ export function consentHeaders(redirectUri: string | null): Record<string, strin
   return {
     'Content-Security-Policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'${target}; frame-ancestors 'none'; base-uri 'none'`,
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    // `same-origin`, not `no-referrer`: under no-referrer the browser sends `Origin: null` with the form post,
+    // which the CSRF check rightly refuses. The client's site still gets no referrer.
+    'Referrer-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
   };
