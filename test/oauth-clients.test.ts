@@ -196,7 +196,7 @@ describe('independent OAuth clients: a client-ID metadata document, mcp-remote a
       const page = await context.newPage();
       await page.goto((provider.authorizationUrl as URL).href);
       await expect(page.getByText('(as declared by the client)').first().isVisible()).resolves.toBe(true);
-      await expect(page.locator('body').innerText()).resolves.toContain(new URL(callback.url).host);
+      await expect(page.locator('body').textContent()).resolves.toContain(new URL(callback.url).host);
       for (const box of await page.locator('input[name=groups]').all()) await box.uncheck();
       await page.locator('input[name=groups][value=commands]').check();
       await page.locator('input[name=policy][value=full]').check();
