@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
@@ -301,5 +302,53 @@ describe('shell sessions in allowlist mode', () => {
     });
     const r = await callTool(client, 'shell_run', { machine: 'locked', command: 'true' });
     expect(r.error?.code).toBe('unsupported');
+  });
+});
+
+describe('sessions, jobs and terminals on a sandboxed machine', () => {
+  let gw: TestGateway;
+  let agent: TestAgent;
+  let client: Client;
+  const ceiling = `version = 1\nshell = "sandboxed"\nrun_as = "${userInfo().username}"\nfiles = [{ path = "/tmp", access = "rw" }]\ndeny = []\nterminals = true\n`;
+
+  beforeAll(async () => {
+    gw = await TestGateway.start();
+    agent = await gw.addAgent('boxed', { ceiling });
+    client = await mcpClient(gw.url, await gw.apiToken());
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await agent?.dispose();
+    await gw?.dispose();
+  });
+
+  test('the session shell itself runs inside the sandbox: state persists, /etc stays unwritable', async () => {
+    const probe = `/etc/letkite-sandbox-probe-${process.pid}`;
+    const first = await callTool<ShellOut>(client, 'shell_run', {
+      machine: 'boxed',
+      command: `cd /tmp && export INSIDE=yes && touch ${probe}`,
+    });
+    expect(first.ok).toBe(true);
+    expect(first.data.exit_code).not.toBe(0);
+    expect(existsSync(probe)).toBe(false);
+    const second = await callTool<ShellOut>(client, 'shell_run', {
+      machine: 'boxed',
+      session_id: first.data.session_id,
+      command: 'echo "$INSIDE"; echo ok > "$TMPDIR/f" && cat "$TMPDIR/f"',
+    });
+    expect(second.data).toMatchObject({ exit_code: 0, stdout: 'yes\nok\n', cwd: '/tmp' });
+  });
+
+  test('a job runs inside the sandbox too', async () => {
+    const probe = `/etc/letkite-job-probe-${process.pid}`;
+    const started = await callTool<JobInfo>(client, 'job_start', { machine: 'boxed', command: `touch ${probe}` });
+    const done = await waitFor('job end', async () => {
+      const s = await callTool<JobInfo>(client, 'job_status', { machine: 'boxed', job_id: started.data.job_id });
+      return s.data.state !== 'running' ? s.data : null;
+    });
+    expect(done.state).toBe('exited');
+    expect(done.exit_code).not.toBe(0);
+    expect(existsSync(probe)).toBe(false);
   });
 });
