@@ -38,7 +38,11 @@ async function emulated(): Promise<number> {
   const session = new TerminalSession(
     'bench',
     {
-      plan: { file: '/bin/sh', args: ['-c', `${command}; sleep 5`], env: { PATH: '/usr/bin:/bin', TERM: 'xterm-256color' } },
+      plan: {
+        file: '/bin/sh',
+        args: ['-c', `${command}; sleep 5`],
+        env: { PATH: '/usr/bin:/bin', TERM: 'xterm-256color' },
+      },
       cwd: '/',
       account: {
         name: account.username,
