@@ -7,6 +7,7 @@ export { createApiToken } from './auth/create-api-token';
 export { parseDuration } from './auth/duration';
 export { GatewayConfig, loadConfig } from './config';
 export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-setup-link';
+export { openIdentityStore } from './identity/open-identity-store';
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
 export { type RunningGateway, startGateway } from './main';
 export { toolGroupNames, toolsForScopeList } from './oauth/scopes';

@@ -139,7 +139,7 @@ function PasswordTotp() {
           <p className="hint">
             Add this key to your authenticator app (or <a href={setup.uri}>open it on this phone</a>):
           </p>
-          <Secret label="Authenticator key" value={setup.secret} />
+          <Secret label="Authenticator key" value={setup.secret} testId="totp-secret" />
           <Field label="Code from the app">
             <input
               inputMode="numeric"

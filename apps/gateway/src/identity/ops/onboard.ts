@@ -48,10 +48,13 @@ export async function inspectOnboarding(ctx: PublicOpContext, raw: unknown) {
   const { token } = parseInput(OnboardTotpInput, raw);
   const ticket = await resolveOnboardingTicket(ctx.deps, token, ctx.now);
   const existing = ticket.email ? await ctx.deps.identity.findUserByEmail(ticket.email) : null;
+  const customRole = ticket.customRoleId
+    ? await ctx.deps.identity.getCustomRole(ticket.accountId, ticket.customRoleId)
+    : null;
   return {
     kind: ticket.kind,
     account_name: ticket.accountName,
-    role: ticket.role,
+    role: customRole?.name ?? ticket.role,
     email: ticket.email,
     /** An invitation for someone who already has a LetKite sign-in: they accept it signed in. */
     existing_user: existing !== null,
