@@ -257,23 +257,15 @@ describe('MCP clients connect through OAuth 2.1', () => {
     const access = provider.tokens()?.access_token as string;
     expect((await mcpPost(gw, bearer(access))).status).toBe(200);
     const moved = `http://127.0.0.1:${gw.port}`;
+    // The last test of the file: the gateway stays on the new URL until it is disposed.
     gw.env.LETKITE_PUBLIC_URL = moved;
     await gw.restart();
-    try {
-      const res = await fetch(`${moved}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...bearer(access),
-        },
-        body: JSON.stringify(initialize),
-      });
-      expect(res.status).toBe(401);
-      expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    } finally {
-      delete gw.env.LETKITE_PUBLIC_URL;
-      await gw.restart();
-    }
+    const res = await fetch(`${moved}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...bearer(access) },
+      body: JSON.stringify(initialize),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 });
