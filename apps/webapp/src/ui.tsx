@@ -10,8 +10,14 @@ export function useLoad<T>(load: () => Promise<T>): { data: T | null; error: str
   useEffect(() => {
     let live = true;
     load()
-      .then((d) => live && (setData(d), setError(null)))
-      .catch((e: unknown) => live && setError(messageOf(e)));
+      .then((d) => {
+        if (!live) return;
+        setData(d);
+        setError(null);
+      })
+      .catch((e: unknown) => {
+        if (live) setError(messageOf(e));
+      });
     return () => {
       live = false;
     };
