@@ -115,9 +115,9 @@ export class GatewayConnection {
   }
 
   /** Sends a binary data frame; no bufferedAmount guard, since credit already bounds how much is in flight. */
-  private sendBinaryOn(ws: WebSocket, frame: Uint8Array): boolean {
+  private sendBinaryOn(ws: WebSocket, frame: Uint8Array, written?: () => void): boolean {
     if (ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(frame, { binary: true });
+    ws.send(frame, { binary: true }, written && (() => written()));
     return true;
   }
 
@@ -205,7 +205,7 @@ export class GatewayConnection {
           return;
         case 'request': {
           const controller = new AbortController();
-          const stream = new RequestStream((f) => this.sendBinaryOn(ws, f));
+          const stream = new RequestStream((f, written) => this.sendBinaryOn(ws, f, written));
           this.inflight.set(frame.id, { controller, stream });
           void this.handlers
             .onRequest(frame, (f) => this.sendOn(ws, f), controller.signal, stream)

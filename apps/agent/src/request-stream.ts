@@ -17,7 +17,7 @@ export class RequestStream {
   private listener: ((event: InboundStreamEvent) => void) | null = null;
   private early: InboundStreamEvent[] = [];
 
-  constructor(private readonly sendBinaryFrame: (frame: Uint8Array) => boolean) {}
+  constructor(private readonly sendBinaryFrame: (frame: Uint8Array, written?: () => void) => boolean) {}
 
   /** Delivers one inbound event (called by the connection). */
   deliver(event: InboundStreamEvent): void {
@@ -33,8 +33,11 @@ export class RequestStream {
     for (const event of early) listener(event);
   }
 
-  /** Sends an encoded data frame; false when the socket is gone. Flow control is the caller's (credit). */
-  sendBinary(frame: Uint8Array): boolean {
-    return this.sendBinaryFrame(frame);
+  /**
+   * Sends an encoded data frame; false when the socket is gone. `written` runs once the socket no longer needs the
+   * frame's memory (so the caller may reuse it). Flow control is the caller's (credit).
+   */
+  sendBinary(frame: Uint8Array, written?: () => void): boolean {
+    return this.sendBinaryFrame(frame, written);
   }
 }

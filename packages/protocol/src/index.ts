@@ -4,8 +4,8 @@
  * Pure: zod only, no I/O.
  */
 export {
+  DATA_FRAME_HEADER_BYTES,
   DATA_FRAME_KIND,
-  dataFrameHeaderBytes,
   decodeDataFrame,
   encodeDataFrame,
   MAX_DATA_PAYLOAD_BYTES,

@@ -25,7 +25,7 @@ import { AbsolutePath } from './ops-files';
 export const TRANSFER_CHUNK_BYTES = 512 * 1024;
 
 /** The window the destination grants by default: enough frames in flight to keep both disks busy. */
-export const TRANSFER_WINDOW_BYTES = 8 * TRANSFER_CHUNK_BYTES;
+export const TRANSFER_WINDOW_BYTES = 16 * TRANSFER_CHUNK_BYTES;
 
 /** What an `entry` or `entry_end` record costs in credit, so a tree of empty files is flow-controlled too. */
 export const STREAM_RECORD_COST = 1024;

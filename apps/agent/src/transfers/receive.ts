@@ -59,16 +59,19 @@ async function receiveFile(
   for (;;) {
     const event = await inbox.next();
     if (event.type === 'data') {
-      hash.update(event.payload);
-      if (handle) {
-        let written = 0;
-        while (written < event.payload.length) {
-          const r = await handle.write(event.payload, written, event.payload.length - written, position + written);
-          written += r.bytesWritten;
-        }
+      // Whatever data already waits goes down in one writev: one trip to the thread pool per batch rather than per
+      // frame, which is what keeps a busy machine (where every wake-up costs a scheduling slice) fast.
+      const batch = [event.payload];
+      let size = event.payload.length;
+      for (let next = inbox.peek(); next?.type === 'data' && batch.length < 64; next = inbox.peek()) {
+        await inbox.next();
+        batch.push(next.payload);
+        size += next.payload.length;
       }
-      position += event.payload.length;
-      inbox.credit(event.payload.length);
+      for (const payload of batch) hash.update(payload);
+      if (handle) await writeAll(handle, batch, position);
+      position += size;
+      inbox.credit(size);
       continue;
     }
     if (event.type !== 'entry_end') throw unexpected(event, `inside ${what}`);
@@ -76,6 +79,27 @@ async function receiveFile(
     const sha256 = hash.digest('hex');
     if (event.sha256 !== sha256 || event.bytes !== position) throw mismatch(what, event.sha256, sha256);
     return { bytes: position, sha256 };
+  }
+}
+
+/** Writes `buffers` at `position`, however many calls it takes. */
+async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
+  let pending = buffers;
+  let at = position;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending, at);
+    at += bytesWritten;
+    let skip = bytesWritten;
+    const rest: Buffer[] = [];
+    for (const buffer of pending) {
+      if (skip >= buffer.length) {
+        skip -= buffer.length;
+        continue;
+      }
+      rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+    pending = rest;
   }
 }
 

@@ -4,7 +4,7 @@ import { type FileHandle, lstat, readdir, readlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import {
   type AgentFrame,
-  dataFrameHeaderBytes,
+  DATA_FRAME_HEADER_BYTES,
   LetKiteError,
   MAX_TRANSFER_ENTRIES,
   type SkippedEntry,
@@ -127,19 +127,23 @@ async function streamFile(
   onBytes: (n: number) => void,
 ): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
-  const headerBytes = dataFrameHeaderBytes(side.id);
+  const headerBytes = DATA_FRAME_HEADER_BYTES;
+  // The socket holds on to a sent frame until it is written out; then its buffer is reused. Recycling keeps a
+  // copy of any size from allocating (and the garbage collector freeing) a new half-megabyte buffer per frame.
+  const spare: Buffer[] = [];
   let position = 0;
   for (;;) {
-    // A fresh buffer per frame: the socket holds on to a sent frame until it is written out.
-    const frame = Buffer.allocUnsafe(headerBytes + TRANSFER_CHUNK_BYTES);
+    const frame = spare.pop() ?? Buffer.allocUnsafe(headerBytes + TRANSFER_CHUNK_BYTES);
     writeDataFrameHeader(frame, side.id);
     const { bytesRead } = await handle.read(frame, headerBytes, TRANSFER_CHUNK_BYTES, position);
     if (bytesRead === 0) break;
     hash.update(frame.subarray(headerBytes, headerBytes + bytesRead));
     await gate.take(bytesRead);
-    if (
-      !side.stream.sendBinary(bytesRead === TRANSFER_CHUNK_BYTES ? frame : frame.subarray(0, headerBytes + bytesRead))
-    ) {
+    const whole = bytesRead === TRANSFER_CHUNK_BYTES;
+    const sent = side.stream.sendBinary(whole ? frame : frame.subarray(0, headerBytes + bytesRead), () => {
+      if (spare.length < 32) spare.push(frame);
+    });
+    if (!sent) {
       throw new LetKiteError('machine_offline', 'the gateway connection closed during the transfer');
     }
     position += bytesRead;

@@ -64,7 +64,7 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
     // Binary messages are data frames of a streamed call (transfers), only after the handshake.
     const dataFrame = isBinary && session && Buffer.isBuffer(data) ? decodeDataFrame(data) : null;
     if (dataFrame && session) {
-      session.handleData(dataFrame.id, dataFrame.payload as Buffer);
+      session.handleData(dataFrame.id, dataFrame.payload as Buffer, data as Buffer);
       return;
     }
     const frame = parseFrame(data, isBinary);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
   type AgentFrame,
-  dataFrameHeaderBytes,
   type ErrorCode,
   type GatewayFrame,
   LetKiteError,
@@ -100,8 +99,8 @@ export class AgentSession {
   }
 
   /** Handles one binary data frame from the agent; data for a call that already ended is dropped. */
-  handleData(id: string, payload: Buffer): void {
-    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', payload });
+  handleData(id: string, payload: Buffer, frame: Buffer): void {
+    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', payload, frame });
   }
 
   call(op: string, params: unknown, context: RequestContext, options: CallOptions): Promise<unknown> {
@@ -136,8 +135,8 @@ export class AgentSession {
         frame: (frame) => {
           if (this.pending.has(id)) this.send({ ...frame, id } as GatewayFrame);
         },
-        data: (payload) => {
-          if (this.pending.has(id)) this.sendData(id, payload);
+        forward: (frame) => {
+          if (this.pending.has(id)) this.forwardData(id, frame);
         },
       });
     });
@@ -154,15 +153,12 @@ export class AgentSession {
   }
 
   /**
-   * Sends a binary data frame. Not subject to the bufferedAmount guard: the caller's credit window already bounds
-   * what is queued, and a peer that stops reading stops granting credit.
+   * Sends a data frame re-addressed to call `id`. Not subject to the bufferedAmount guard: the caller's credit
+   * window already bounds what is queued, and a peer that stops reading stops granting credit.
    */
-  private sendData(id: string, payload: Uint8Array): void {
+  private forwardData(id: string, frame: Buffer): void {
     if (this.closed) return;
-    const header = dataFrameHeaderBytes(id);
-    const frame = Buffer.allocUnsafe(header + payload.length);
     writeDataFrameHeader(frame, id);
-    frame.set(payload, header);
     this.ws.send(frame, { binary: true });
   }
 

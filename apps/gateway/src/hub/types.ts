@@ -1,7 +1,11 @@
 import type { CreditFrame, EntryEndFrame, EntryFrame, RequestContext, StreamEndFrame } from '@letkite/protocol';
 
 /** What an agent streams on a call besides output chunks (transfers; protocol ops-transfer.ts). */
-export type AgentStreamEvent = { type: 'data'; payload: Buffer } | CreditFrame | EntryFrame | EntryEndFrame;
+export type AgentStreamEvent =
+  | { type: 'data'; payload: Buffer; frame: Buffer }
+  | CreditFrame
+  | EntryFrame
+  | EntryEndFrame;
 
 /** Frames the gateway can push to an agent on a running call (the id is filled in). */
 export type PushedFrame =
@@ -13,8 +17,8 @@ export type PushedFrame =
 /** The gateway's side of a streamed call: push frames and data to the agent while the call runs. */
 export interface StreamPush {
   frame(frame: PushedFrame): void;
-  /** Sends one binary data frame; credit is the caller's job. */
-  data(payload: Uint8Array): void;
+  /** Sends a data frame received on another call, re-addressed in place (no copy); credit is the caller's job. */
+  forward(frame: Buffer): void;
 }
 
 /** A call that streams both ways. */

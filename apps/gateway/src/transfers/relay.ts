@@ -142,7 +142,7 @@ export async function relayTransfer(
           switch (event.type) {
             case 'data':
               if (!charge(event.payload.length)) return;
-              destination.data(event.payload);
+              destination.forward(event.frame);
               progress.bytesDone += event.payload.length;
               onProgress();
               return;
