@@ -1,0 +1,126 @@
+/**
+ * bench/transfer: throughput of `copy_between_hosts` between two real agents through a real gateway, against
+ * `scp` through a private sshd on 127.0.0.1 — same files, alternating, in one run, so machine noise hits both
+ * alike. Prints the median MB/s per size and the ratio; with --record, appends the table to bench/RESULTS.md.
+ *
+ *   npx tsx bench/transfer/run.ts [--record] [rounds]
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { appendFileSync, rmSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { callTool, FULL_SHELL_CEILING, mcpClient, TestGateway } from '../../test/support/letkite';
+import { freePort, removeDir, repoRoot, tempDir } from '../../test/support/processes';
+import { LocalSshd } from '../support/sshd';
+import { percentile } from '../support/stats';
+
+const execFileAsync = promisify(execFile);
+const record = process.argv.includes('--record');
+const rounds = Number(process.argv.filter((a) => !a.startsWith('--'))[2] ?? 3);
+const MiB = 1024 * 1024;
+const sizes = [64 * MiB, 256 * MiB, 1024 * MiB];
+
+if (!LocalSshd.available()) throw new Error('bench/transfer needs openssh-server (/usr/sbin/sshd) to compare with');
+
+const srcDir = tempDir('bench-xfer-src');
+const dstDir = tempDir('bench-xfer-dst');
+const ceiling = `${FULL_SHELL_CEILING}transfers = true\n`;
+const gw = await TestGateway.start();
+const from = await gw.addAgent('from', { ceiling });
+const to = await gw.addAgent('to', { ceiling });
+const client = await mcpClient(gw.url, await gw.apiToken('bench'));
+const sshd = new LocalSshd(tempDir('bench-xfer-sshd'), await freePort());
+await sshd.start();
+
+function scpArgs(source: string, destination: string): string[] {
+  return [
+    '-q',
+    '-i',
+    sshd.clientKey,
+    '-P',
+    String(sshd.port),
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'BatchMode=yes',
+    `${userInfo().username}@127.0.0.1:${source}`,
+    destination,
+  ];
+}
+
+async function seconds(fn: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return (performance.now() - t) / 1000;
+}
+
+const rows: { size: number; letkite: number; scp: number }[] = [];
+for (const size of sizes) {
+  const file = join(srcDir, `f-${size}`);
+  execFileSync('sh', ['-c', `head -c ${size} /dev/urandom > '${file}'`]);
+  const letkite: number[] = [];
+  const scp: number[] = [];
+  const copyTarget = join(dstDir, 'letkite-copy');
+  const scpTarget = join(dstDir, 'scp-copy');
+  const viaLetKite = async () => {
+    const r = await callTool(
+      client,
+      'copy_between_hosts',
+      { source: { machine: 'from', path: file }, destination: { machine: 'to', path: copyTarget }, overwrite: true },
+      { timeout: 600_000 },
+    );
+    if (!r.ok) throw new Error(`copy failed: ${JSON.stringify(r.error)}`);
+  };
+  const viaScp = () => execFileAsync('scp', scpArgs(file, scpTarget));
+  await viaLetKite(); // warm-up: JIT, page cache of the source file
+  await viaScp();
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which goes first, so neither always gets the warmer cache.
+    const order = i % 2 === 0 ? [viaLetKite, viaScp] : [viaScp, viaLetKite];
+    for (const run of order) {
+      const s = await seconds(run);
+      (run === viaLetKite ? letkite : scp).push(size / 1e6 / s);
+    }
+    rmSync(copyTarget, { force: true });
+    rmSync(scpTarget, { force: true });
+  }
+  rmSync(file, { force: true });
+  rows.push({ size, letkite: percentile(letkite, 50), scp: percentile(scp, 50) });
+  console.error(
+    `${size / MiB} MiB: letkite ${letkite.map((v) => v.toFixed(0)).join(' ')}; scp ${scp.map((v) => v.toFixed(0)).join(' ')} MB/s`,
+  );
+}
+
+const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
+const lines = [
+  '',
+  `## transfer throughput — ${new Date().toISOString().slice(0, 10)}`,
+  '',
+  `copy_between_hosts (agent → gateway → agent) vs scp via a private sshd on 127.0.0.1, same random files,`,
+  `alternating, median of ${rounds} rounds each; ${process.version}, ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, load average ${load} at the end.`,
+  'Both sides write to the page cache; LetKite also fsyncs the copy before its atomic rename.',
+  '',
+  '| size | copy_between_hosts | scp | ratio |',
+  '|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.size / MiB} MiB | ${r.letkite.toFixed(0)} MB/s | ${r.scp.toFixed(0)} MB/s | ${(r.letkite / r.scp).toFixed(2)}× |`,
+  ),
+  '',
+];
+console.log(lines.join('\n'));
+if (record) appendFileSync(join(repoRoot, 'bench/RESULTS.md'), lines.join('\n'));
+
+await client.close();
+sshd.stop();
+await from.dispose();
+await to.dispose();
+await gw.dispose();
+removeDir(srcDir);
+removeDir(dstDir);
+removeDir(sshd.dir);
