@@ -199,7 +199,7 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     await client.close();
     await gw.restart();
     client = await mcpClient(gw.url, token);
-    await machineOnline(client, 'm1');
+    for (const name of ['m1', 'm2', 'm3']) await machineOnline(client, name);
 
     let text = first.data.data;
     let offset = first.data.next_offset;
@@ -225,6 +225,7 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
       machine: 'm2',
       command: `(sleep 60; touch ${dir}/child-survived) & sleep 60`,
     });
+    expect(started.data.state).toBe('running');
     const stopped = await callTool<JobInfo>(client, 'job_stop', { machine: 'm2', job_id: started.data.job_id });
     expect(stopped.data.state).toBe('stopped');
     const again = await callTool<JobInfo>(client, 'job_stop', { machine: 'm2', job_id: started.data.job_id });
