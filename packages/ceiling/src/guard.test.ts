@@ -4,7 +4,8 @@ import { expect, test } from 'vitest';
 
 // This package is pure (CONVENTIONS §2, §10): no node: modules and nothing from apps/. Of the workspace it uses
 // only these, so the dependency direction stays ceiling → policy → command-rules.
-const allowedWorkspacePackages = ['@letkite/protocol', '@letkite/policy'];
+// command-rules: judgeCommand evaluates a clamped policy's commands the same way on gateway and agent.
+const allowedWorkspacePackages = ['@letkite/protocol', '@letkite/policy', '@letkite/command-rules'];
 
 test('src imports no node: module, nothing from apps/ and only the allowed workspace packages', () => {
   const dir = import.meta.dirname;
