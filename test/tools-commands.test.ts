@@ -71,7 +71,26 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     expect(byName.get('job_status')?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(byName.get('job_output')?.annotations?.readOnlyHint).toBe(true);
     expect(byName.get('job_stop')?.annotations).toMatchObject({ destructiveHint: true, idempotentHint: true });
-    expect(byName.get('shell_run')?.outputSchema?.properties).toHaveProperty('session_id');
+    // Every tool that runs a command can wait for a human: its output is the result or a pending approval.
+    for (const [name, field] of [
+      ['exec_many', 'results'],
+      ['shell_run', 'session_id'],
+      ['job_start', 'job_id'],
+    ] as const) {
+      const schema = (byName.get(name)?.outputSchema ?? {}) as {
+        anyOf?: { properties?: Record<string, unknown> }[];
+      };
+      const shapes = schema.anyOf;
+      expect(
+        shapes?.some((s) => s.properties && field in s.properties),
+        name,
+      ).toBe(true);
+      expect(
+        shapes?.some((s) => s.properties && 'approval_id' in s.properties),
+        name,
+      ).toBe(true);
+    }
+    expect(byName.get('job_status')?.outputSchema?.properties).toHaveProperty('job_id');
   });
 
   test('exec_many answers per machine: a stopped agent and an unknown name are errors of their own', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ExecParams, type ExecResult, LetKiteError, type RequestContext } from '@letkite/protocol';
 import type { CeilingState } from '../ceiling/ceiling-source';
-import { authorizeCommand, isAllowlist } from '../guard/authorize-command';
+import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
 import { type RunAsAccount, resolveRunAs } from '../guard/run-as';
 import { sandboxSpecFor } from '../guard/sandbox-spec';
@@ -27,6 +27,8 @@ export async function execCommand(
   }
   const rp = requestPolicy(context.policy, ceiling);
   const command = params.command ?? params.argv ?? [];
+  // exec_many runs this op on each machine; the gateway gates it when the policy lists exec (or exec_many).
+  authorizeGatedTool(rp, 'exec', context);
   const { words } = authorizeCommand(rp, command, context);
   const account = resolveRunAs(rp.clamped.run_as);
 

@@ -4,6 +4,7 @@ import type { CeilingState } from '../ceiling/ceiling-source';
 import type { FileAccess } from '../files';
 import { FileWorker } from '../files/file-worker';
 import { type FileOpName, fileOperations } from '../files/operations';
+import { authorizeGatedTool } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
 import { resolveRunAs } from '../guard/run-as';
 
@@ -41,12 +42,7 @@ export async function runFileOp(
   const rp = requestPolicy(context.policy, ceiling);
   const account = resolveRunAs(rp.clamped.run_as);
   const home = account.home;
-  if ((op === 'write_file' || op === 'delete_path') && rp.clamped.approval.tools.includes(op) && !context.approved) {
-    throw new LetKiteError('blocked_by_policy', `${op} needs a human approval first`, {
-      layer: 'policy',
-      key: 'approval.tools',
-    });
-  }
+  if (op === 'write_file' || op === 'delete_path') authorizeGatedTool(rp, op, context);
   const access: FileAccess = {
     access: (path) => layeredFileAccess(path, { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home }),
     maxReadBytes: MAX_FILE_READ_BYTES,

@@ -1,5 +1,6 @@
 import { type ClampedPolicy, commandRefusal, judgeCommand } from '@letkite/ceiling';
-import type { RequestContext } from '@letkite/protocol';
+import type { ApprovalTool } from '@letkite/policy';
+import { LetKiteError, type RequestContext } from '@letkite/protocol';
 import type { RequestPolicy } from './request-policy';
 
 /**
@@ -20,6 +21,19 @@ export function authorizeCommand(
   const distinct = new Set(judgement.reasons.map((r) => JSON.stringify(r.command)));
   const first = judgement.reasons[0];
   return { words: distinct.size === 1 && first ? [...first.command] : null };
+}
+
+/**
+ * The agent's own check of the policy's `approval.tools` (DESIGN §6): a tool listed there runs only when the
+ * gateway vouches for a human approval of exactly this call, whatever the command rules say.
+ */
+export function authorizeGatedTool(rp: RequestPolicy, tool: ApprovalTool, context: RequestContext): void {
+  if (rp.clamped.approval.tools.includes(tool) && context.approved !== true) {
+    throw new LetKiteError('blocked_by_policy', `${tool} needs a human approval first`, {
+      layer: 'policy',
+      key: 'approval.tools',
+    });
+  }
 }
 
 /** Allowlist mode runs programs with execve and no shell. */

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { KILL_GRACE_MS } from '../executors/exec';
 import { type PreparedLaunch, prepareLaunch } from '../executors/prepare-launch';
-import { authorizeCommand, isAllowlist } from '../guard/authorize-command';
+import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
 import { sandboxRefusal } from '../sandbox';
 import { JobLog } from './job-log';
@@ -109,6 +109,7 @@ export class JobManager {
     }
     const rp = requestPolicy(context.policy, ceiling);
     const command = params.command ?? params.argv ?? [];
+    authorizeGatedTool(rp, 'job_start', context);
     const { words } = authorizeCommand(rp, command, context);
     let argv: string[];
     if (isAllowlist(rp.clamped)) {

@@ -1,7 +1,7 @@
 import { LetKiteError, type RequestContext, ShellRunParams, type ShellRunResult } from '@letkite/protocol';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { prepareLaunch } from '../executors/prepare-launch';
-import { authorizeCommand, isAllowlist } from '../guard/authorize-command';
+import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
 import { SESSION_SHELL, ShellSession } from './shell-session';
 
@@ -47,6 +47,7 @@ export class SessionManager {
     if (isAllowlist(rp.clamped)) {
       throw new LetKiteError('unsupported', 'shell sessions do not exist in allowlist mode', { layer: 'allowlist' });
     }
+    authorizeGatedTool(rp, 'shell_run', context);
     authorizeCommand(rp, params.command, context);
     const owner = context.actor ?? '';
     let session: ShellSession;

@@ -14,7 +14,7 @@ import {
 import type { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { prepareLaunch } from '../executors/prepare-launch';
-import { isAllowlist } from '../guard/authorize-command';
+import { authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { type RequestPolicy, requestPolicy } from '../guard/request-policy';
 import { TerminalSession } from './terminal';
 
@@ -79,6 +79,7 @@ export class TerminalManager {
     const params = parse(TerminalOpenParams, raw);
     const rp = requestPolicy(context.policy, ceiling);
     assertTerminalsAllowed(rp);
+    authorizeGatedTool(rp, 'terminal_open', context);
     this.sweep();
     if (this.terminals.size >= MAX_TERMINALS) {
       throw new LetKiteError('rate_limited', `this machine already has ${MAX_TERMINALS} terminals`, {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { boundArguments, canonicalJson, policyVersion } from './canonical-args';
+import { boundArguments, canonicalJson, machineSetId, policyVersion } from './canonical-args';
+import { machineSetTarget } from './gate';
 
 describe('canonicalJson', () => {
   test('sorts keys at every depth and drops undefined members', () => {
@@ -60,5 +61,44 @@ describe('policyVersion', () => {
       policyVersion({ approval: { timeout: 600_000, tools: ['write_file'] }, shell: 'full', name: 'ops' }),
     );
     expect(policyVersion(p)).not.toBe(policyVersion({ ...p, shell: 'sandboxed' }));
+  });
+});
+
+describe('machineSetId', () => {
+  test('is the same for any order and repetition of the same machines', () => {
+    const id = machineSetId(['mch_b', 'mch_a', 'mch_c']);
+    expect(id).toMatch(/^set_[0-9a-f]{64}$/);
+    expect(machineSetId(['mch_c', 'mch_a', 'mch_b', 'mch_a'])).toBe(id);
+  });
+
+  test.each([
+    [
+      ['mch_a', 'mch_b'],
+      ['mch_a', 'mch_b', 'mch_c'],
+    ],
+    [['mch_a', 'mch_b'], ['mch_a']],
+    [
+      ['mch_a', 'mch_b'],
+      ['mch_a', 'mch_x'],
+    ],
+    [['mch_a'], ['mch_a ']],
+  ])('%j and %j are different sets', (a, b) => {
+    expect(machineSetId(a)).not.toBe(machineSetId(b));
+  });
+
+  test('never equals a machine id', () => {
+    expect(machineSetId(['mch_a'])).not.toBe('mch_a');
+  });
+});
+
+describe('machineSetTarget', () => {
+  test('binds the set id and names every machine for the approver', () => {
+    const t = machineSetTarget([
+      { id: 'mch_2', name: 'web2' },
+      { id: 'mch_1', name: 'web1' },
+      { id: 'mch_3', name: 'db' },
+    ]);
+    expect(t).toEqual({ id: machineSetId(['mch_1', 'mch_2', 'mch_3']), name: '3 machines: db, web1, web2' });
+    expect(() => machineSetTarget([])).toThrow(TypeError);
   });
 });

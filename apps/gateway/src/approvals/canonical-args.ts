@@ -45,3 +45,11 @@ export function boundArguments(args: Record<string, unknown>): { json: string; s
 export function policyVersion(policy: unknown): string {
   return sha256Hex(canonicalJson(policy));
 }
+
+/**
+ * The id an approval binds to when one call runs on several machines: `set_` + SHA-256 of the canonical JSON of
+ * the sorted, distinct machine ids. Order and duplicates do not matter; adding or removing any machine changes it.
+ */
+export function machineSetId(machineIds: readonly string[]): string {
+  return `set_${sha256Hex(canonicalJson([...new Set(machineIds)].sort()))}`;
+}

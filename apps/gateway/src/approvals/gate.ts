@@ -8,17 +8,34 @@ import type { ApprovalReason, ApprovalRequest } from './approval-store';
 import { MAX_PENDING_PER_CONNECTION } from './approvals';
 import { approverCandidates } from './approver-directory';
 import { eligibleApprovers } from './approvers';
-import { boundArguments, policyVersion } from './canonical-args';
+import { boundArguments, machineSetId, policyVersion } from './canonical-args';
 import { approvalExpiresAt } from './expiry';
 import { approvalPath } from './notify-approvers';
 import { PendingApprovalAnswer } from './pending-answer';
+
+/**
+ * What an approval is for: one resolved machine, or — for a call that runs on several (exec_many) — the
+ * canonical set of them (`machineSetTarget`). Its id is part of the binding; its name is shown to the approver.
+ */
+export type ApprovalTarget = Pick<Machine, 'id' | 'name'>;
+
+/**
+ * One approval target for a call on several machines: the id is the canonical id of the machine set (the same for
+ * any order and spelling of the same machines, different for any other set), the name lists the machines' names.
+ */
+export function machineSetTarget(machines: readonly Pick<Machine, 'id' | 'name'>[]): ApprovalTarget {
+  if (machines.length === 0) throw new TypeError('a machine set needs at least one machine');
+  const names = [...new Set(machines.map((m) => m.name))].sort();
+  const ids = new Set(machines.map((m) => m.id));
+  return { id: machineSetId([...ids]), name: `${ids.size} machine${ids.size === 1 ? '' : 's'}: ${names.join(', ')}` };
+}
 
 /** One gated call, as the tool handler knows it after its own checks passed. */
 export interface GatedCall {
   /** The MCP tool name (part of the binding). */
   tool: string;
-  /** The resolved machine (its id is part of the binding). */
-  machine: Machine;
+  /** The resolved machine, or the machine set of a call on several machines (its id is part of the binding). */
+  machine: ApprovalTarget;
   /** The caller's resolved policy: its hash is the binding's policy version, its `approval` the settings used. */
   policy: Policy;
   /** The validated tool input; everything but `machine` and `confirm` is bound (see canonical-args.ts). */

@@ -50,10 +50,18 @@ export const execMany = defineTool({
   name: 'exec_many',
   title: 'Run a command on several machines',
   description:
-    'Runs one command on several machines (by ids/names, or by label) in parallel and returns one result per machine, in the order given. An offline or refusing machine is an error for that machine only, not for the call. Sends a progress notification as each machine finishes. Output per machine is masked and capped (tighter with many machines).',
+    'Runs one command on several machines (by ids/names, or by label) in parallel and returns one result per machine, in the order given. An offline or refusing machine is an error for that machine only, not for the call. Sends a progress notification as each machine finishes. Output per machine is masked and capped (tighter with many machines). When the call needs a human approval, one approval covers the whole call on exactly this set of machines.',
   input: execManyInput,
   output: execManyOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  // Per-machine refusals are inside results; the call itself fails only for bad input or when no machine matches.
-  errors: ['machine_not_found'],
+  // Per-machine refusals are inside results; the call itself fails for bad input, when no machine matches, or
+  // at the approval gate (one approval for the whole call, bound to the set of machines).
+  errors: [
+    'machine_not_found',
+    'blocked_by_policy',
+    'approval_denied',
+    'approval_expired',
+    'too_many_pending_approvals',
+  ],
+  gated: true,
 });

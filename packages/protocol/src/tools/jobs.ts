@@ -39,7 +39,17 @@ export const jobStart = defineTool({
   input: jobStartInput,
   output: JobInfo,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  errors: [...jobCodes, 'blocked_by_policy', 'confirmation_required', 'approval_denied', 'rate_limited', 'unsupported'],
+  errors: [
+    ...jobCodes,
+    'blocked_by_policy',
+    'confirmation_required',
+    'approval_denied',
+    'approval_expired',
+    'too_many_pending_approvals',
+    'rate_limited',
+    'unsupported',
+  ],
+  gated: true,
 });
 
 export const jobStatusInput = z.object({ machine: MachineRef, ...JobRef.shape });

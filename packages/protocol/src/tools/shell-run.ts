@@ -58,9 +58,12 @@ export const shellRun = defineTool({
     'blocked_by_ceiling',
     'confirmation_required',
     'approval_denied',
+    'approval_expired',
+    'too_many_pending_approvals',
     'not_found',
     'rate_limited',
     'unsupported',
     'timeout',
   ],
+  gated: true,
 });

@@ -39,6 +39,16 @@ describe('exec_many, shell_run, job and terminal tools', () => {
     expect(withConfirm).toEqual(['exec_many', 'shell_run', 'job_start']);
   });
 
+  test('the tools DESIGN §6 lets need a human are gated and answer the approval errors', () => {
+    const gated = tools.filter((t) => t.gated).map((t) => t.name);
+    expect(gated).toEqual(['exec_many', 'shell_run', 'job_start', 'terminal_open']);
+    for (const t of tools.filter((t) => t.gated)) {
+      expect(t.errors, t.name).toEqual(
+        expect.arrayContaining(['approval_denied', 'approval_expired', 'too_many_pending_approvals']),
+      );
+    }
+  });
+
   test('terminal_wait is bounded to 60 s and job_output pages to 60,000 bytes', () => {
     const wait = terminalTools.find((t) => t.name === 'terminal_wait');
     expect(

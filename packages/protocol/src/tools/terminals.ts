@@ -33,7 +33,15 @@ export const terminalOpen = defineTool({
   input: terminalOpenInput,
   output: TerminalInfo,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  errors: [...terminalCodes, 'blocked_by_policy', 'approval_denied', 'rate_limited'],
+  errors: [
+    ...terminalCodes,
+    'blocked_by_policy',
+    'approval_denied',
+    'approval_expired',
+    'too_many_pending_approvals',
+    'rate_limited',
+  ],
+  gated: true,
 });
 
 export const terminalSendInput = z.object({ machine: MachineRef, ...TerminalSendParams.shape });

@@ -1,9 +1,12 @@
+import type { CommandJudgement } from '@letkite/ceiling';
 import { execMany, LetKiteError, toLetKiteError } from '@letkite/protocol';
 import type { z } from 'zod';
+import type { ApprovalReason } from '../../approvals/approval-store';
+import { commandRuleReason, machineSetTarget, policyToolReason, requireApproval } from '../../approvals/gate';
 import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
 import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
 import { defineHandler, type ToolCallContext } from '../tool-handler';
-import { execHandler } from './exec';
+import { checkExec, runExec } from './exec';
 
 const DEFAULT_PARALLEL = 8;
 /** All machines' output together stays around this size; each machine gets an equal share (4k–64k chars). */
@@ -37,9 +40,27 @@ async function targets(ctx: ToolCallContext, input: { machines?: string[]; label
   return out;
 }
 
+/** The command-rule reasons of every machine that needs a human, without repeats; null when none does. */
+function commandRulesOf(judgements: readonly CommandJudgement[]): ApprovalReason | null {
+  const rules = new Map<string, { command: string[]; layer: string; message: string }>();
+  for (const j of judgements) {
+    const reason = commandRuleReason(j);
+    if (reason?.kind !== 'command_rule') continue;
+    for (const r of reason.rules) rules.set(JSON.stringify([r.command, r.layer, r.message]), r);
+  }
+  return rules.size > 0 ? { kind: 'command_rule', rules: [...rules.values()] } : null;
+}
+
 /**
  * `exec_many`: the `exec` tool on each machine (the same gateway checks, the same agent re-check), at most
  * `max_parallel` at a time. A refusal, an offline machine or a failure is that machine's result, never the call's.
+ *
+ * Approval (DESIGN §6): every machine is checked first; when any of them has an `approve` verdict, or the policy
+ * lists `exec_many` (or `exec`, which exec_many runs on each machine) under `approval.tools`, the whole call asks
+ * one human once. That approval is bound to the set of resolved machines (`machineSetTarget`) and to the
+ * arguments with the machine references replaced by those ids, so any other set of machines — a label that now
+ * matches another machine, one more or one fewer name — is a new request. Once approved, every machine of the set
+ * runs the command with `approved: true`.
  */
 export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
   if ((input.machines === undefined) === (input.label === undefined)) {
@@ -58,6 +79,41 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
     ...(input.command !== undefined ? { command: input.command } : { argv: input.argv }),
     machines: list.map((t) => t.id ?? t.ref),
   };
+
+  // The gateway's checks on every machine first: a refusal is that machine's error.
+  type Checked = Awaited<ReturnType<typeof checkExec>>;
+  const checked = await Promise.all(
+    list.map(async (t): Promise<Checked | LetKiteError> => {
+      if (t.error || t.id === null) return t.error ?? new LetKiteError('internal', 'internal error');
+      try {
+        return await checkExec({ ...ctx, audit: {} }, perMachine, t.id);
+      } catch (err) {
+        return toLetKiteError(err);
+      }
+    }),
+  );
+  const runnable = checked.filter((c): c is Checked => !(c instanceof LetKiteError));
+  const policy = runnable[0]?.policy;
+  const needsHuman = policy
+    ? (commandRulesOf(runnable.map((c) => c.judgement)) ??
+      policyToolReason(policy, 'exec_many') ??
+      policyToolReason(policy, 'exec'))
+    : null;
+  let approved = false;
+  if (policy && needsHuman) {
+    const set = list.flatMap((t) => (t.id !== null && t.name !== null ? [{ id: t.id, name: t.name }] : []));
+    const target = machineSetTarget(set);
+    ctx.audit.target = target.id;
+    const args = { ...input, label: undefined, machines: set.map((m) => m.id).sort() };
+    ({ approved } = await requireApproval(ctx, {
+      tool: 'exec_many',
+      machine: target,
+      policy,
+      args,
+      reason: needsHuman,
+    }));
+  }
+
   const results: z.infer<typeof execMany.output>['results'] = new Array(list.length);
   const outcomes: Record<string, string> = {};
   let next = 0;
@@ -65,25 +121,19 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
   const worker = async () => {
     for (let i = next++; i < list.length; i = next++) {
       const t = list[i] as Target;
+      const c = checked[i] as Checked | LetKiteError;
       let entry: (typeof results)[number];
-      if (t.error || t.id === null) {
-        entry = {
-          machine: t.ref,
-          name: null,
-          ok: false,
-          error: (t.error ?? new LetKiteError('internal', 'internal error')).toPayload(),
-        };
+      if (c instanceof LetKiteError) {
+        entry = { machine: t.id ?? t.ref, name: t.name, ok: false, error: c.toPayload() };
       } else {
         try {
           if (ctx.signal.aborted) throw new LetKiteError('timeout', 'the call was cancelled');
-          const r = (await execHandler.run({ ...perMachine, machine: t.id }, { ...ctx, audit: {} })) as z.infer<
-            typeof execMany.output
-          >['results'][number]['result'] & {};
+          const r = await runExec(ctx, perMachine, c, approved);
           const stdout = capOutput(r.stdout, { maxChars });
           const stderr = capOutput(r.stderr, { maxChars: Math.max(1000, Math.floor(maxChars / 4)) });
           entry = {
-            machine: t.id,
-            name: t.name,
+            machine: c.machine.id,
+            name: c.machine.name,
             ok: true,
             result: {
               ...r,
@@ -93,7 +143,7 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
             },
           };
         } catch (err) {
-          entry = { machine: t.id, name: t.name, ok: false, error: toLetKiteError(err).toPayload() };
+          entry = { machine: c.machine.id, name: c.machine.name, ok: false, error: toLetKiteError(err).toPayload() };
         }
       }
       results[i] = entry;

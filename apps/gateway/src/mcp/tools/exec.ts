@@ -1,38 +1,57 @@
-import { commandRefusal, judgeCommand } from '@letkite/ceiling';
+import { type CommandJudgement, commandRefusal, judgeCommand } from '@letkite/ceiling';
+import type { Policy } from '@letkite/policy';
 import { ExecResult, exec, LetKiteError } from '@letkite/protocol';
+import type { z } from 'zod';
 import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
-import { prepareMachineCall } from '../../machines/prepare-machine-call';
+import { type MachineCall, prepareMachineCall } from '../../machines/prepare-machine-call';
 import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
-import { defineHandler } from '../tool-handler';
+import type { Machine } from '../../store/types';
+import { defineHandler, type ToolCallContext } from '../tool-handler';
 
 /** The agent keeps at most this much of each stream (newest kept) before the gateway caps it for the AI. */
 const AGENT_OUTPUT_BYTES = 1024 * 1024;
 const DEFAULT_TIMEOUT_S = 60;
 
-export const execHandler = defineHandler(exec, async (input, ctx) => {
+type ExecInput = z.infer<typeof exec.input>;
+/** What exec runs on one machine: the exec input without the machine. */
+export type ExecCommand = Omit<ExecInput, 'machine'>;
+
+/**
+ * The gateway's checks of one exec on one machine: resolve it (online), judge the command against the caller's
+ * policy clamped to the machine's reported ceiling (the agent repeats this against the ceiling it really has).
+ * `deny` and `confirm` verdicts throw here; an `approve` verdict is returned for the approval gate.
+ */
+export async function checkExec(
+  ctx: ToolCallContext,
+  input: ExecCommand,
+  ref: string,
+): Promise<MachineCall & { judgement: CommandJudgement }> {
   if ((input.command === undefined) === (input.argv === undefined)) {
     throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
   }
   const command = input.command ?? input.argv ?? [];
-  ctx.audit.details = input.command !== undefined ? { command: input.command } : { argv: input.argv };
-  const { machine, policy, clamped } = await prepareMachineCall(ctx, input.machine);
-
-  // The gateway's check (the agent repeats it against the ceiling it really has).
-  const judgement = judgeCommand(clamped, reportedCeiling(machine), command, { confirm: input.confirm ?? false });
+  const prepared = await prepareMachineCall(ctx, ref);
+  const judgement = judgeCommand(prepared.clamped, reportedCeiling(prepared.machine), command, {
+    confirm: input.confirm ?? false,
+  });
   ctx.audit.decision = judgement.verdict;
-  // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
-  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(policy, 'exec');
-  const approved = needsHuman
-    ? (await requireApproval(ctx, { tool: 'exec', machine, policy, args: input, reason: needsHuman })).approved
-    : false;
+  return { ...prepared, judgement };
+}
 
+/** Runs a checked exec on its machine; `approved` only when the caller has just used up a human approval. */
+export async function runExec(
+  ctx: ToolCallContext,
+  input: ExecCommand,
+  call: { machine: Machine; policy: Policy },
+  approved: boolean,
+): Promise<z.infer<typeof exec.output>> {
   const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
   const raw = await ctx.deps.hub.call(
-    machine.id,
+    call.machine.id,
     'exec',
     {
       command: input.command,
@@ -43,7 +62,7 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
       timeout_ms: timeoutS * 1000,
       max_output_bytes: AGENT_OUTPUT_BYTES,
     },
-    { policy, confirm: (input.confirm ?? false) || approved, approved, actor: ctx.principal.actor },
+    { policy: call.policy, confirm: (input.confirm ?? false) || approved, approved, actor: ctx.principal.actor },
     {
       // The agent enforces the command's own timeout; this one only guards against an agent that never answers.
       timeoutMs: timeoutS * 1000 + 15_000,
@@ -63,4 +82,24 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
     truncated: result.truncated || stdout.truncated || stderr.truncated,
     masked_count: stdout.masked_count + stderr.masked_count,
   };
+}
+
+export const execHandler = defineHandler(exec, async (input, ctx) => {
+  ctx.audit.details = input.command !== undefined ? { command: input.command } : { argv: input.argv };
+  const { machine: ref, ...command } = input;
+  const checked = await checkExec(ctx, command, ref);
+  // deny and confirm refused above; an `approve` verdict (or the policy's approval.tools) goes to the gate.
+  const needsHuman = commandRuleReason(checked.judgement) ?? policyToolReason(checked.policy, 'exec');
+  const approved = needsHuman
+    ? (
+        await requireApproval(ctx, {
+          tool: 'exec',
+          machine: checked.machine,
+          policy: checked.policy,
+          args: input,
+          reason: needsHuman,
+        })
+      ).approved
+    : false;
+  return runExec(ctx, command, checked, approved);
 });

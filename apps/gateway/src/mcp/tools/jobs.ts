@@ -1,5 +1,6 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop, LetKiteError } from '@letkite/protocol';
+import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
 import { maskSecrets } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
@@ -24,8 +25,21 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
   const m = await prepareStatefulCall(ctx, input.machine);
   const judgement = judgeCommand(m.clamped, reportedCeiling(m.machine), command, { confirm: input.confirm ?? false });
   ctx.audit.decision = judgement.verdict;
-  const refusal = commandRefusal(judgement, false);
+  // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
+  const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
+  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(m.policy, 'job_start');
+  const approved = needsHuman
+    ? (
+        await requireApproval(ctx, {
+          tool: 'job_start',
+          machine: m.machine,
+          policy: m.policy,
+          args: input,
+          reason: needsHuman,
+        })
+      ).approved
+    : false;
   const info = JobInfo.parse(
     await m.call(
       'job_start',
@@ -36,7 +50,7 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
         env: input.env,
         timeout_ms: (input.timeout_s ?? DEFAULT_JOB_TIMEOUT_S) * 1000,
       },
-      { confirm: input.confirm ?? false },
+      { confirm: input.confirm ?? false, approved },
     ),
   );
   ctx.audit.details = { ...ctx.audit.details, job_id: info.job_id };

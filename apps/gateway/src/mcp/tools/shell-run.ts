@@ -1,5 +1,6 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { ShellRunResult, shellRun } from '@letkite/protocol';
+import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
 import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
@@ -19,8 +20,21 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
     confirm: input.confirm ?? false,
   });
   ctx.audit.decision = judgement.verdict;
-  const refusal = commandRefusal(judgement, false);
+  // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
+  const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
+  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(m.policy, 'shell_run');
+  const approved = needsHuman
+    ? (
+        await requireApproval(ctx, {
+          tool: 'shell_run',
+          machine: m.machine,
+          policy: m.policy,
+          args: input,
+          reason: needsHuman,
+        })
+      ).approved
+    : false;
   const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
   const raw = await m.call(
@@ -33,6 +47,7 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
     },
     {
       confirm: input.confirm ?? false,
+      approved,
       timeoutMs: timeoutS * 1000 + SESSION_START_MS,
       onChunk: (stream, data) => {
         if (stream === 'stdout' || stream === 'stderr') out[stream].push(data);

@@ -16,7 +16,13 @@ export interface PreparedStatefulCall {
   call: (
     op: string,
     params: unknown,
-    options?: { timeoutMs?: number; confirm?: boolean; onChunk?: (stream: string, data: string) => void },
+    options?: {
+      timeoutMs?: number;
+      confirm?: boolean;
+      /** The caller has just used up a human approval of exactly this call (it also lifts `confirm`). */
+      approved?: boolean;
+      onChunk?: (stream: string, data: string) => void;
+    },
   ) => Promise<unknown>;
 }
 
@@ -32,7 +38,12 @@ export async function prepareStatefulCall(ctx: ToolCallContext, ref: string): Pr
         machine.id,
         op,
         params,
-        { policy, confirm: options.confirm ?? false, actor: ctx.principal.actor },
+        {
+          policy,
+          confirm: (options.confirm ?? false) || (options.approved ?? false),
+          approved: options.approved ?? false,
+          actor: ctx.principal.actor,
+        },
         {
           timeoutMs: options.timeoutMs ?? QUICK_OP_TIMEOUT_MS,
           signal: ctx.signal,

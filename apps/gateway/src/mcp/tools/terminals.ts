@@ -12,6 +12,7 @@ import {
   terminalWait,
 } from '@letkite/protocol';
 import { z } from 'zod';
+import { policyToolReason, requireApproval } from '../../approvals/gate';
 import { compileRedactionPatterns, maskSecrets, prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import type { Machine } from '../../store/types';
@@ -61,12 +62,28 @@ function maskTitle<T extends { title: string }>(info: T): T {
   return { ...info, title: maskSecrets(info.title).text };
 }
 
+/**
+ * `terminal_open`: keystrokes are not judged by command rules, so only the policy's `approval.tools` can make it
+ * wait for a human.
+ */
 export const terminalOpenHandler = defineHandler(terminalOpen, async (input, ctx) => {
   const m = await terminalCall(ctx, input.machine);
   const { machine: _machine, ...params } = input;
-  const info = TerminalInfo.parse(await m.call('terminal_open', params));
-  ctx.audit.details = { terminal_id: info.terminal_id, cols: info.cols, rows: info.rows };
-  ctx.audit.decision = 'allow';
+  const needsHuman = policyToolReason(m.policy, 'terminal_open');
+  ctx.audit.decision = needsHuman ? 'approve' : 'allow';
+  const approved = needsHuman
+    ? (
+        await requireApproval(ctx, {
+          tool: 'terminal_open',
+          machine: m.machine,
+          policy: m.policy,
+          args: input,
+          reason: needsHuman,
+        })
+      ).approved
+    : false;
+  const info = TerminalInfo.parse(await m.call('terminal_open', params, { approved }));
+  ctx.audit.details = { ...ctx.audit.details, terminal_id: info.terminal_id, cols: info.cols, rows: info.rows };
   return maskTitle(info);
 });
 
