@@ -148,7 +148,7 @@ describe('approvals: a person approves from the e-mail link with a passkey in a 
     const link = /(http:\/\/\S+\/approvals\/apr_[0-9a-f]+)/.exec(mail.text)?.[1] ?? '';
     await page.goto(link);
     await page.getByRole('button', { name: 'Approve with passkey' }).waitFor();
-    const args = await page.getByTestId('approval-args').innerText();
+    const args = await page.getByTestId('approval-args').textContent();
     expect(args).toContain('<U+202E>');
     expect(args).toContain('␛[0m');
     expect(await page.getByText('(as declared by the client)').count()).toBe(1);
@@ -159,7 +159,7 @@ describe('approvals: a person approves from the e-mail link with a passkey in a 
     await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
     await page.getByRole('button', { name: 'Approve with passkey' }).click();
     await page.getByRole('alert').waitFor();
-    expect(await page.getByTestId('approval-status').innerText()).toContain('Waiting');
+    expect(await page.getByTestId('approval-status').textContent()).toContain('Waiting');
     expect((await callTool(ai, 'approval_wait', { approval_id: id, max_wait_s: 0 })).data).toMatchObject({
       status: 'pending',
     });

@@ -50,7 +50,8 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
     expect(exec?.inputSchema.properties).toHaveProperty('command');
     expect(exec?.inputSchema.required).toEqual(['machine']);
     // exec can wait for a human, so its output is the result or a pending approval.
-    const shapes = (exec?.outputSchema as { anyOf?: { properties?: Record<string, unknown> }[] }).anyOf ?? [];
+    const shapes =
+      (exec?.outputSchema as { anyOf?: { properties?: Record<string, unknown> }[] } | undefined)?.anyOf ?? [];
     expect(shapes.some((s) => s.properties && 'exit_code' in s.properties)).toBe(true);
     expect(shapes.some((s) => s.properties && 'approval_id' in s.properties)).toBe(true);
     expect(exec?.annotations?.readOnlyHint).toBe(false);

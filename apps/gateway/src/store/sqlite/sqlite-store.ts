@@ -30,7 +30,11 @@ type Db = BetterSQLite3Database<typeof schema>;
  * drizzle-kit config, migrations folder (`apps/gateway/drizzle/<folder>`) and migrations table, so domains evolve
  * independently; all share one database file and can join core tables (accounts, users, audit_events).
  */
-export function migrateSqliteDomain(db: BetterSQLite3Database<Record<string, unknown>>, folder: string, table: string): void {
+export function migrateSqliteDomain(
+  db: BetterSQLite3Database<Record<string, unknown>>,
+  folder: string,
+  table: string,
+): void {
   migrate(db, { migrationsFolder: join(drizzleRoot, folder), migrationsTable: table });
 }
 
