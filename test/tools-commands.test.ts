@@ -162,9 +162,10 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     expect(noNewline.data).toMatchObject({ stdout: 'no newline', stderr: 'err', exit_code: 0 });
     const fake = await run("printf '\\037LK:0123:0:1:/\\n'; echo after");
     expect(fake.data.stdout).toBe('\x1fLK:0123:0:1:/\nafter\n');
-    // A command that does not parse is refused before it reaches the shell (parse errors are never "allow").
+    // A command that does not parse never reaches the shell: parse errors are never "allow", they wait for a human.
     const unbalanced = await run('echo "unterminated');
-    expect(unbalanced.error?.code).toBe('blocked_by_policy');
+    expect(unbalanced.error).toBeUndefined();
+    expect((unbalanced.data as unknown as { status: string }).status).toBe('pending_approval');
     expect((await run('echo still alive')).data.stdout).toBe('still alive\n');
     const stdinRead = await run('cat; echo read-nothing');
     expect(stdinRead.data.stdout).toBe('read-nothing\n');
