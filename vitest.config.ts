@@ -10,6 +10,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts'],
+          // Unit tests run first, then the end-to-end suites (projects with different maxWorkers need their own group).
+          sequence: { groupOrder: 0 },
           testTimeout: 20_000,
         },
       },
@@ -17,6 +19,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Suites start real gateways and agents on free ports; two at a time fits a 2-core machine.
