@@ -22,9 +22,10 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          // Suites start real gateways and agents on free ports; two at a time fits a 2-core machine.
-          maxWorkers: 2,
-          fileParallelism: true,
+          // Each suite starts real gateways, agents and sometimes a browser: one suite at a time keeps a 2-core
+          // machine responsive enough that process start-ups stay far from their timeouts.
+          maxWorkers: 1,
+          fileParallelism: false,
         },
       },
     ],
