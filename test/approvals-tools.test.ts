@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -12,7 +12,11 @@ const POLICY = {
   shell: 'full',
   files: [{ path: '*', access: 'rw' }],
   commands: { mode: 'shell', default: 'allow', rules: [{ match: 'printf *', verdict: 'approve' }] },
-  approval: { tools: ['shell_run', 'job_start', 'terminal_open'], approvers: 'connector', timeout: '10m' },
+  approval: {
+    tools: ['shell_run', 'job_start', 'terminal_open', 'copy_between_hosts'],
+    approvers: 'connector',
+    timeout: '10m',
+  },
 };
 
 interface Pending {
@@ -106,6 +110,32 @@ describe('approvals: shell_run, job_start, terminal_open and exec_many', () => {
     const again = asPending(await callTool(ai, 'shell_run', call));
     expect(again.previous).toEqual({ approval_id: p.approval_id, status: 'used' });
     expect(readFileSync(log, 'utf8')).toBe('s');
+  });
+
+  test('copy_between_hosts: one approval for the pair of machines, then the copy runs once', async () => {
+    writeFileSync(file('copy-src.txt'), 'payload');
+    const call = {
+      source: { machine: 'm1', path: file('copy-src.txt') },
+      destination: { machine: 'm2', path: file('copy-dst.txt') },
+    };
+    const p = asPending(await callTool(ai, 'copy_between_hosts', call));
+    expect(await view(p.approval_id)).toMatchObject({
+      tool: 'copy_between_hosts',
+      reason: { kind: 'policy_tool', tool: 'copy_between_hosts' },
+    });
+    expect(existsSync(file('copy-dst.txt'))).toBe(false);
+    await approve(p.approval_id);
+    const copied = await callTool<{ bytes: number }>(ai, 'copy_between_hosts', call);
+    expect(copied.error).toBeUndefined();
+    expect(copied.data.bytes).toBe(7);
+    expect(readFileSync(file('copy-dst.txt'), 'utf8')).toBe('payload');
+    const swapped = asPending(
+      await callTool(ai, 'copy_between_hosts', {
+        source: call.destination,
+        destination: { machine: 'm1', path: file('copy-back.txt') },
+      }),
+    );
+    expect(swapped.approval_id).not.toBe(p.approval_id);
   });
 
   test('job_start: pending first, starts once after a TOTP approval', async () => {

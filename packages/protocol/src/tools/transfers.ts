@@ -56,6 +56,9 @@ const transferErrors = [
   'unsupported',
   'protocol_error',
   'timeout',
+  'approval_denied',
+  'approval_expired',
+  'too_many_pending_approvals',
 ] as const satisfies readonly ErrorCode[];
 
 export const copyBetweenHosts = defineTool({
@@ -66,6 +69,8 @@ export const copyBetweenHosts = defineTool({
   input: copyBetweenHostsInput,
   output: copyBetweenHostsOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  // A policy can list it in approval.tools: then the first call answers pending_approval (DESIGN §6).
+  gated: true,
   // conflict: the destination exists (without overwrite) or is a directory; protocol_error: the data arrived
   // different from what the source read (checksum mismatch); machine_offline: an agent left mid-way.
   errors: transferErrors,
@@ -79,6 +84,7 @@ export const transferStart = defineTool({
   input: copyBetweenHostsInput,
   output: z.object({ transfer_id: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  gated: true,
   errors: transferErrors,
 });
 

@@ -1,9 +1,45 @@
-import { copyBetweenHosts, LetKiteError, transferStart, transferStatus } from '@letkite/protocol';
+import {
+  copyBetweenHosts,
+  type copyBetweenHostsInput,
+  LetKiteError,
+  transferStart,
+  transferStatus,
+} from '@letkite/protocol';
+import type { z } from 'zod';
+import { machineSetTarget, policyToolReason, requireApproval } from '../../approvals/gate';
 import type { AgentHub } from '../../hub/types';
+import { resolveGrantPolicy } from '../../policy/resolve-policy';
 import { prepareTransfer } from '../../transfers/prepare-transfer';
 import { type RelayProgress, relayTransfer } from '../../transfers/relay';
 import { TransferRegistry } from '../../transfers/transfer-registry';
-import { defineHandler } from '../tool-handler';
+import { defineHandler, type ToolCallContext } from '../tool-handler';
+
+/**
+ * Both ends checked, then — when the policy lists the tool in `approval.tools` — one human approval for the copy,
+ * bound to the pair of machines and the exact arguments. The agents then get `approved: true`.
+ */
+async function preparedAndApproved(
+  ctx: ToolCallContext,
+  tool: 'copy_between_hosts' | 'transfer_start',
+  input: z.infer<typeof copyBetweenHostsInput>,
+) {
+  const request = await prepareTransfer(ctx, input);
+  const policy = resolveGrantPolicy(ctx.principal.grant);
+  const reason = policyToolReason(policy, tool);
+  if (!reason) return request;
+  const ends = await Promise.all(
+    [request.source.machineId, request.destination.machineId].map(async (id) => ({
+      id,
+      name: (await ctx.deps.store.getMachine(id))?.name ?? id,
+    })),
+  );
+  await requireApproval(ctx, { tool, machine: machineSetTarget(ends), policy, args: input, reason });
+  return {
+    ...request,
+    source: { ...request.source, context: { ...request.source.context, approved: true, confirm: true } },
+    destination: { ...request.destination, context: { ...request.destination.context, approved: true, confirm: true } },
+  };
+}
 
 /**
  * One registry per gateway: keyed by the gateway's hub (built once per process by the composition root), so the
@@ -23,7 +59,7 @@ function registryFor(hub: AgentHub): TransferRegistry {
 const PROGRESS_EVERY_MS = 500;
 
 export const copyBetweenHostsHandler = defineHandler(copyBetweenHosts, async (input, ctx) => {
-  const request = await prepareTransfer(ctx, input);
+  const request = await preparedAndApproved(ctx, 'copy_between_hosts', input);
   const started = Date.now();
   const progress: RelayProgress = { bytesDone: 0, filesDone: 0, bytesTotal: null, filesTotal: null };
   let lastReport = 0;
@@ -38,7 +74,7 @@ export const copyBetweenHostsHandler = defineHandler(copyBetweenHosts, async (in
 });
 
 export const transferStartHandler = defineHandler(transferStart, async (input, ctx) => {
-  const request = await prepareTransfer(ctx, input);
+  const request = await preparedAndApproved(ctx, 'transfer_start', input);
   const transferId = registryFor(ctx.deps.hub).start(ctx.principal.accountId, (progress, signal, onProgress) =>
     relayTransfer(ctx.deps.hub, request, progress, signal, onProgress),
   );
