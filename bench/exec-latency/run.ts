@@ -1,7 +1,8 @@
 /**
  * bench/exec-latency: N sequential MCP `exec` calls of `true` through a real gateway and agent, against spawning
  * `true` directly from Node and against `ssh` to a local sshd — alternating, in one run, so machine noise hits all
- * three alike. Prints p50/p99 and the ratios.
+ * alike. A second agent with `LETKITE_EXEC_LAUNCHER=off` (spawning in the agent process instead of its launcher)
+ * shows what the launcher is worth. Prints p50/p99 and the ratios.
  *
  *   npx tsx bench/exec-latency/run.ts [N]
  */
@@ -32,27 +33,39 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 
 const gw = await TestGateway.start();
 const agent = await gw.addAgent('bench');
+const agentInProcess = await gw.addAgent('bench-inproc', { env: { LETKITE_EXEC_LAUNCHER: 'off' } });
 const client = await mcpClient(gw.url, await gw.apiToken('bench'));
 const sshd = LocalSshd.available() ? new LocalSshd(tempDir('sshd'), await freePort()) : null;
 await sshd?.start();
 
 const mcp: number[] = [];
+const mcpInProcess: number[] = [];
 const direct: number[] = [];
 const ssh: number[] = [];
-const run = async () => {
-  const r = await callTool(client, 'exec', { machine: 'bench', argv: ['true'] });
+const run = (machine: string) => async () => {
+  const r = await callTool(client, 'exec', { machine, argv: ['true'] });
   if (!r.ok) throw new Error(`exec failed: ${JSON.stringify(r.error)}`);
 };
-for (let i = 0; i < 20; i++) await run(); // warm-up: JIT, SQLite page cache, socket buffers
+// warm-up: JIT, SQLite page cache, socket buffers, the agent's launcher
+for (let i = 0; i < 20; i++) {
+  await run('bench')();
+  await run('bench-inproc')();
+}
 for (let i = 0; i < N; i++) {
-  mcp.push(await time(run));
+  mcp.push(await time(run('bench')));
+  mcpInProcess.push(await time(run('bench-inproc')));
   direct.push(await time(spawnTrue));
   if (sshd && i % SSH_EVERY === 0) ssh.push(await time(() => execFileAsync('ssh', [...sshd.sshArgs(), 'true'])));
 }
 
-const rows = [summary('MCP exec via gateway+agent', mcp), summary('node spawn("true")', direct)];
+const directRow = summary('node spawn("true")', direct);
+const rows = [
+  summary('MCP exec via gateway+agent', mcp),
+  summary('MCP exec, agent spawning in-process (launcher off)', mcpInProcess),
+  directRow,
+];
 if (sshd) rows.push(summary('ssh 127.0.0.1 true (new connection)', ssh));
-const base = rows[1]?.p50 ?? 1;
+const base = directRow.p50;
 console.log(`\nexec latency, ${N} sequential calls (${new Date().toISOString().slice(0, 10)}, ${process.version})`);
 console.log('| what | n | p50 | p99 | p50 vs direct spawn |');
 console.log('|---|---|---|---|---|');
@@ -63,4 +76,5 @@ if (!sshd) console.log('(ssh skipped: install openssh-server to compare)');
 await client.close();
 sshd?.stop();
 await agent.dispose();
+await agentInProcess.dispose();
 await gw.dispose();

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ExecParams, ExecResult } from '@letkite/protocol';
+import { type Launch, LauncherClient } from './launcher-client';
 import { decodeTail, TailBuffer } from './tail-buffer';
 
 /** After SIGTERM, a process group gets this long to exit before SIGKILL. */
@@ -30,37 +31,93 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
+ * Spawns in this process: the fallback when the launcher cannot be started (same plan, same events, only a
+ * costlier fork). A spawn() that throws (EPERM switching user …) fails the command, as it always did.
+ */
+export const spawnHere: Launch = (req, events) => {
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(req.file, req.args, {
+      cwd: req.cwd,
+      env: req.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', ...req.extraFds.map(() => 'pipe' as const)],
+      ...(req.uid === undefined ? {} : { uid: req.uid }),
+      ...(req.gid === undefined ? {} : { gid: req.gid }),
+    });
+  } catch (err) {
+    events.fail(err as Error);
+    return;
+  }
+  if (child.pid !== undefined) events.pid(child.pid);
+  req.extraFds.forEach((text, i) => {
+    const stream = child.stdio[3 + i] as NodeJS.WritableStream | null;
+    if (stream && text !== null) stream.end(text);
+  });
+  const stdout = new TailBuffer(req.max);
+  const stderr = new TailBuffer(req.max);
+  child.stdout?.on('data', (c: Buffer) => stdout.write(c));
+  child.stderr?.on('data', (c: Buffer) => stderr.write(c));
+  child.stdin?.on('error', () => {
+    // The command exited without reading all its input: not an error of ours.
+  });
+  if (req.stdin !== undefined) child.stdin?.end(req.stdin);
+  else child.stdin?.end();
+  child.on('error', (err: NodeJS.ErrnoException) => events.error(err.code));
+  child.on('exit', (code, sig) => events.exit(code, sig));
+  child.on('close', (code, sig) =>
+    events.close(code, sig, {
+      stdout: stdout.toBuffer(),
+      stderr: stderr.toBuffer(),
+      stdoutCut: stdout.truncated,
+      stderrCut: stderr.truncated,
+    }),
+  );
+};
+
+/** The agent's one launcher process (launcher.mjs), started with the first command. */
+export const launcher = new LauncherClient();
+
+/** `LETKITE_EXEC_LAUNCHER=off` spawns every command in the agent process (to compare, or to rule the launcher out). */
+const launcherEnabled = process.env.LETKITE_EXEC_LAUNCHER !== 'off';
+
+/**
  * Runs one command to completion: its own process group (so a timeout ends everything it started), stdin fed and
  * closed, each stream capped to the newest `max_output_bytes`. Never throws for the command's own failure: a
  * missing program is exit code 127 with the reason on stderr, like a shell.
+ *
+ * The fork itself happens in the launcher process (cheap to fork: small), or in this process when the launcher
+ * cannot be started; everything else — timeout, cancellation, killing the group, the linger kill — is decided
+ * here, the same way for both.
  */
-export function runExec(params: ExecParams, plan: LaunchPlan, signal?: AbortSignal): Promise<ExecResult & ExecOutput> {
+export async function runExec(
+  params: ExecParams,
+  plan: LaunchPlan,
+  signal?: AbortSignal,
+  launch?: Launch,
+): Promise<ExecResult & ExecOutput> {
   const started = performance.now();
-  const stdout = new TailBuffer(params.max_output_bytes);
-  const stderr = new TailBuffer(params.max_output_bytes);
-  return new Promise((resolve) => {
+  const start = launch ?? (launcherEnabled ? await launcher.acquire() : null) ?? spawnHere;
+  return new Promise((resolve, reject) => {
     let timedOut = false;
     let settled = false;
-    const child = spawn(plan.file, plan.args, {
-      cwd: params.cwd,
-      env: plan.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe', ...(plan.extraFds ?? []).map(() => 'pipe' as const)],
-      ...(plan.uid === undefined ? {} : { uid: plan.uid }),
-      ...(plan.gid === undefined ? {} : { gid: plan.gid }),
-    });
-    plan.extraFds?.forEach((text, i) => {
-      const stream = child.stdio[3 + i] as NodeJS.WritableStream | null;
-      if (stream && text !== null) stream.end(text);
-    });
+    let pid: number | undefined;
+    /** Signals asked for before the pid was known, sent once it is. */
+    let pendingTerminate = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let lingerTimer: NodeJS.Timeout | undefined;
+    let exited: { code: number | null; sig: string | null } | null = null;
 
-    const finish = (exitCode: number | null, sig: string | null, spawnError?: string) => {
-      if (settled) return;
+    const cleanup = () => {
       settled = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
+      clearTimeout(lingerTimer);
       signal?.removeEventListener('abort', onAbort);
-      if (spawnError) stderr.write(Buffer.from(spawnError));
+    };
+    const finish = (exitCode: number | null, sig: string | null, stdout: TailBuffer, stderr: TailBuffer) => {
+      if (settled) return;
+      cleanup();
       resolve({
         exit_code: exitCode,
         signal: sig,
@@ -72,12 +129,14 @@ export function runExec(params: ExecParams, plan: LaunchPlan, signal?: AbortSign
       });
     };
 
-    let killTimer: NodeJS.Timeout | undefined;
     const terminate = () => {
-      if (child.pid === undefined) return;
-      const pid = child.pid;
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      if (pid === undefined) {
+        pendingTerminate = true;
+        return;
+      }
+      const p = pid;
+      killGroup(p, 'SIGTERM');
+      killTimer = setTimeout(() => killGroup(p, 'SIGKILL'), KILL_GRACE_MS);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -86,33 +145,56 @@ export function runExec(params: ExecParams, plan: LaunchPlan, signal?: AbortSign
     const onAbort = () => terminate();
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout.on('data', (c: Buffer) => stdout.write(c));
-    child.stderr.on('data', (c: Buffer) => stderr.write(c));
-    child.stdin.on('error', () => {
-      // The command exited without reading all its input: not an error of ours.
-    });
-    if (params.stdin !== undefined) child.stdin.end(params.stdin);
-    else child.stdin.end();
-
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      const reason = err.code === 'ENOENT' ? 'command not found' : (err.code ?? 'spawn failed');
-      finish(127, null, `letkite: ${plan.file}: ${reason}\n`);
-    });
-    // Output is complete at 'close' (pipes drained). A background process left in the group can hold the pipes
-    // open after the command itself exited: give it a moment, then end the whole group.
-    let exited: { code: number | null; sig: string | null } | null = null;
-    let lingerTimer: NodeJS.Timeout | undefined;
-    child.on('exit', (code, sig) => {
-      exited = { code, sig };
-      lingerTimer = setTimeout(() => {
-        if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
-      }, 200);
-    });
-    child.on('close', (code, sig) => {
-      clearTimeout(lingerTimer);
-      if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
-      const e = exited ?? { code, sig };
-      finish(e.code, e.sig);
-    });
+    start(
+      {
+        file: plan.file,
+        args: plan.args,
+        cwd: params.cwd,
+        env: plan.env,
+        ...(plan.uid === undefined ? {} : { uid: plan.uid }),
+        ...(plan.gid === undefined ? {} : { gid: plan.gid }),
+        extraFds: plan.extraFds ?? [],
+        stdin: params.stdin,
+        max: params.max_output_bytes,
+      },
+      {
+        pid: (p) => {
+          pid = p;
+          if (pendingTerminate && !settled) terminate();
+        },
+        error: (code) => {
+          const reason = code === 'ENOENT' ? 'command not found' : (code ?? 'spawn failed');
+          const stderr = new TailBuffer(params.max_output_bytes);
+          stderr.write(Buffer.from(`letkite: ${plan.file}: ${reason}\n`));
+          finish(127, null, new TailBuffer(params.max_output_bytes), stderr);
+        },
+        // Output is complete at close (pipes drained). A background process left in the group can hold the
+        // pipes open after the command itself exited: give it a moment, then end the whole group.
+        exit: (code, sig) => {
+          exited = { code, sig };
+          lingerTimer = setTimeout(() => {
+            if (pid !== undefined) killGroup(pid, 'SIGKILL');
+          }, 200);
+        },
+        close: (code, sig, output) => {
+          clearTimeout(lingerTimer);
+          if (pid !== undefined) killGroup(pid, 'SIGKILL');
+          const e = exited ?? { code, sig };
+          finish(e.code, e.sig, received(output.stdout, output.stdoutCut), received(output.stderr, output.stderrCut));
+        },
+        fail: (err) => {
+          if (settled) return;
+          cleanup();
+          reject(err);
+        },
+      },
+    );
   });
+
+  function received(bytes: Buffer, cut: boolean): TailBuffer {
+    const b = new TailBuffer(params.max_output_bytes);
+    b.write(bytes);
+    b.truncated ||= cut;
+    return b;
+  }
 }

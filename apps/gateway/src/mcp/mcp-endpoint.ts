@@ -24,6 +24,98 @@ function jsonRpcError(status: number, code: number, message: string): Response {
   });
 }
 
+/** How long a POST's SSE answer is held back to see whether it is a single, quick response (sent as JSON). */
+const JSON_ANSWER_WINDOW_MS = 250;
+
+type Peek = { kind: 'json'; body: string } | { kind: 'stream' };
+
+/** Sorts the SSE events read so far: a lone response → json; anything else (progress, a request) → stream. */
+function classify(text: string, done: boolean): Peek | null {
+  const events = text.split(/\r?\n\r?\n/);
+  const complete = done ? events : events.slice(0, -1);
+  const data: string[] = [];
+  for (const event of complete) {
+    const lines = event.split(/\r?\n/).filter((l) => l !== '' && !l.startsWith(':'));
+    if (lines.length === 0) continue; // a keep-alive comment
+    if (lines.some((l) => !l.startsWith('data:') && l !== 'event: message')) return { kind: 'stream' };
+    data.push(lines.map((l) => l.slice(5).replace(/^ /, '')).join('\n'));
+  }
+  if (data.length > 1) return { kind: 'stream' };
+  const only = data[0];
+  if (only !== undefined) {
+    let message: unknown;
+    try {
+      message = JSON.parse(only);
+    } catch {
+      return { kind: 'stream' };
+    }
+    const isResponse =
+      typeof message === 'object' && message !== null && 'id' in message && ('result' in message || 'error' in message);
+    if (!isResponse) return { kind: 'stream' };
+    return done ? { kind: 'json', body: only } : null;
+  }
+  return done ? { kind: 'stream' } : null;
+}
+
+/**
+ * The SDK answers every POST with an SSE stream. When that stream turns out to hold just one response, arriving
+ * within JSON_ANSWER_WINDOW_MS, it is sent as a plain JSON body instead (clients must accept both): one write,
+ * no event parsing — most calls. Anything else (a progress notification, a slow call, a long-poll) is passed on
+ * as the SSE stream it is, from its first byte, the moment that is clear. Works on the Response only: no SDK
+ * internals involved.
+ */
+async function preferJson(response: Response): Promise<Response> {
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const seen: Uint8Array[] = [];
+  let text = '';
+  let timer: NodeJS.Timeout | undefined;
+  const window = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), JSON_ANSWER_WINDOW_MS);
+  });
+  let pending = reader.read();
+  try {
+    for (;;) {
+      const r = await Promise.race([pending, window]);
+      if (r === 'late') break;
+      if (!r.done) {
+        seen.push(r.value);
+        text += decoder.decode(r.value, { stream: true });
+        pending = reader.read();
+      }
+      const peek = classify(text, r.done);
+      if (peek?.kind === 'json') {
+        const headers = new Headers(response.headers);
+        for (const h of ['cache-control', 'connection', 'x-accel-buffering']) headers.delete(h);
+        headers.set('content-type', 'application/json');
+        return new Response(peek.body, { status: response.status, headers });
+      }
+      if (peek?.kind === 'stream' || r.done) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  // Passed on as SSE: what was read first, then the rest as it comes. Cancelling it cancels the SDK's stream.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of seen) controller.enqueue(chunk);
+    },
+    async pull(controller) {
+      const r = await pending;
+      if (r.done) controller.close();
+      else {
+        controller.enqueue(r.value);
+        pending = reader.read();
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
 /** Tools this principal may call (its scopes ∧ what its policy can ever use); the rest are not even listed. */
 function toolsFor(handlers: readonly ToolHandler[], principal: Principal): ToolHandler[] {
   const allowed = new Set(toolsAllowedByPolicy(principal.grant));
@@ -49,7 +141,8 @@ export class McpEndpoint {
       if (!session || session.credentialId !== principal.credentialId) {
         return jsonRpcError(404, -32001, 'Session not found');
       }
-      return session.transport.handleRequest(request);
+      const response = await session.transport.handleRequest(request);
+      return request.method === 'POST' ? preferJson(response) : response;
     }
     if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no session id');
     let body: unknown;
