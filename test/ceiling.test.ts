@@ -304,7 +304,8 @@ describe('the machine keeps the last word (ceiling, sandbox, file tools, allowli
 
     test('file reads get the account’s OS rights on top of the rules', async () => {
       const r = await callTool(client, 'read_file', { machine: 'as-nobody', path: join(work, 'root-only.txt') });
-      expect(r.ok).toBe(false);
+      expect(r.error?.code).toBe('forbidden');
+      expect(r.error?.message).toMatch(/permission denied by the operating system/);
     });
 
     test('files it writes belong to the account', async () => {

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, LetKiteError } from '@letkite/protocol';
 import type { WorkerRequest, WorkerResponse } from './worker-protocol';
@@ -50,7 +51,8 @@ export class FileWorker {
       execArgv: process.execArgv,
       uid: this.account.uid,
       gid: this.account.gid,
-      cwd: '/',
+      // Next to the worker's source, so loader flags such as `--import tsx` resolve; every path it serves is absolute.
+      cwd: dirname(workerMain),
       env: {
         PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
         HOME: this.account.home,
