@@ -3,12 +3,15 @@
  * `scp` through a private sshd on 127.0.0.1 — same files, alternating, in one run, so machine noise hits both
  * alike. Prints the median MB/s per size and the ratio; with --record, appends the table to bench/RESULTS.md.
  *
- *   npx tsx bench/transfer/run.ts [--record] [rounds]
+ *   npx tsx bench/transfer/run.ts [--record] [--sizes=64,256,1024] [--cpu-prof=DIR] [rounds]
+ *
+ * --sizes picks the file sizes (MiB); --cpu-prof=DIR has the gateway and agent processes write V8 CPU profiles
+ * to DIR (through NODE_OPTIONS, so it touches nothing else).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { callTool, FULL_SHELL_CEILING, mcpClient, TestGateway } from '../../test/support/letkite';
 import { freePort, removeDir, repoRoot, tempDir } from '../../test/support/processes';
@@ -19,12 +22,26 @@ const execFileAsync = promisify(execFile);
 const record = process.argv.includes('--record');
 const rounds = Number(process.argv.filter((a) => !a.startsWith('--'))[2] ?? 3);
 const MiB = 1024 * 1024;
-const sizes = [64 * MiB, 256 * MiB, 1024 * MiB];
+const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const sizes = (option('sizes') ?? '64,256,1024').split(',').map((s) => Number(s) * MiB);
+const profileDir = option('cpu-prof');
+if (profileDir) {
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler through the inspector instead.
+  process.env.LETKITE_CPU_PROFILE_DIR = resolve(profileDir);
+  const preload = join(repoRoot, 'bench/transfer/cpu-profile.cjs');
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim();
+}
 
 if (!LocalSshd.available()) throw new Error('bench/transfer needs openssh-server (/usr/sbin/sshd) to compare with');
 
 const srcDir = tempDir('bench-xfer-src');
 const dstDir = tempDir('bench-xfer-dst');
+// The files are made before anything starts: writing a GiB of random data blocks this process for seconds, long
+// enough for the gateway to drop the MCP client's idle keep-alive connection under it (fetch failed: other side
+// closed on the next call).
+for (const size of sizes) {
+  execFileSync('sh', ['-c', `head -c ${size} /dev/urandom > '${join(srcDir, `f-${size}`)}'`]);
+}
 const ceiling = `${FULL_SHELL_CEILING}transfers = true\n`;
 const gw = await TestGateway.start();
 const from = await gw.addAgent('from', { ceiling });
@@ -62,7 +79,6 @@ async function seconds(fn: () => Promise<unknown>): Promise<number> {
 const rows: { size: number; letkite: number; scp: number }[] = [];
 for (const size of sizes) {
   const file = join(srcDir, `f-${size}`);
-  execFileSync('sh', ['-c', `head -c ${size} /dev/urandom > '${file}'`]);
   const letkite: number[] = [];
   const scp: number[] = [];
   const copyTarget = join(dstDir, 'letkite-copy');

@@ -2,7 +2,8 @@ import { createPrivateKey, sign } from 'node:crypto';
 import {
   type AgentFrame,
   challengeText,
-  decodeDataFrame,
+  dataFrameFragments,
+  decodeDataFragments,
   GatewayFrame,
   MAX_FRAME_BYTES,
   type RequestFrame,
@@ -21,7 +22,7 @@ export interface Backoff {
   maxMs: number;
 }
 
-/** The bytes of a ws message (ws hands a Buffer unless told otherwise; fragments arrive as a list). */
+/** The bytes of a ws message (binaryType "fragments": a binary message arrives as the list of its fragments). */
 function rawBuffer(raw: WebSocket.RawData): Buffer {
   if (Buffer.isBuffer(raw)) return raw;
   return Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
@@ -114,10 +115,16 @@ export class GatewayConnection {
     ws.send(JSON.stringify(frame));
   }
 
-  /** Sends a binary data frame; no bufferedAmount guard, since credit already bounds how much is in flight. */
+  /**
+   * Sends a binary data frame as one message in DATA_FRAGMENT_BYTES fragments (so receivers need not copy it); no
+   * bufferedAmount guard, since credit already bounds how much is in flight. `written` runs after the last one.
+   */
   private sendBinaryOn(ws: WebSocket, frame: Uint8Array, written?: () => void): boolean {
     if (ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(frame, { binary: true }, written && (() => written()));
+    const pieces = dataFrameFragments(frame);
+    const last = pieces.length - 1;
+    for (let i = 0; i < last; i += 1) ws.send(pieces[i] as Uint8Array, { binary: true, fin: false });
+    ws.send(pieces[last] as Uint8Array, { binary: true, fin: true }, written && (() => written()));
     return true;
   }
 
@@ -147,6 +154,8 @@ export class GatewayConnection {
       // most of the CPU a bulk transfer costs the agent and the gateway.
       generateMask: (mask) => mask.fill(0),
     });
+    // Binary messages (data frames) arrive as their fragments, views of what the socket read: no copy per message.
+    ws.binaryType = 'fragments';
     this.ws = ws;
     let heartbeatMs = 15_000;
     let welcomed = false;
@@ -163,14 +172,14 @@ export class GatewayConnection {
     });
     ws.on('message', (raw, isBinary) => {
       if (isBinary) {
-        const data = decodeDataFrame(rawBuffer(raw));
+        const data = decodeDataFragments(Array.isArray(raw) ? raw : [rawBuffer(raw)]);
         if (!data) {
           this.handlers.log('malformed data frame from the gateway; closing');
           ws.close(1008, 'protocol_error');
           return;
         }
         // Data for a request that already ended (cancelled, failed) is dropped.
-        this.inflight.get(data.id)?.stream.deliver({ type: 'data', payload: data.payload as Buffer });
+        this.inflight.get(data.id)?.stream.deliver({ type: 'data', payload: data.payload, bytes: data.bytes });
         return;
       }
       let frame: GatewayFrame;

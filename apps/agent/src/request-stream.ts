@@ -2,7 +2,7 @@ import type { CreditFrame, EntryEndFrame, EntryFrame, StreamEndFrame } from '@le
 
 /** What the gateway sends a running request after its `request` frame (transfers; ops-transfer.ts). */
 export type InboundStreamEvent =
-  | { type: 'data'; payload: Buffer }
+  | { type: 'data'; payload: Buffer[]; bytes: number }
   | CreditFrame
   | EntryFrame
   | EntryEndFrame

@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import {
+  DATA_FRAGMENT_BYTES,
   DATA_FRAME_HEADER_BYTES,
+  dataFrameFragments,
+  decodeDataFragments,
   decodeDataFrame,
   encodeDataFrame,
   MAX_DATA_PAYLOAD_BYTES,
@@ -72,5 +75,44 @@ describe('data frames', () => {
     expect(() => encodeDataFrame('r 1', new Uint8Array(1))).toThrow(RangeError);
     expect(() => encodeDataFrame('', new Uint8Array(1))).toThrow(RangeError);
     expect(() => encodeDataFrame('é', new Uint8Array(1))).toThrow(RangeError);
+  });
+});
+
+describe('data frames in fragments', () => {
+  const payload = Buffer.from(Array.from({ length: 3 * DATA_FRAGMENT_BYTES + 5 }, (_, i) => i % 251));
+
+  test('split into views of at most DATA_FRAGMENT_BYTES and decode back to the same payload', () => {
+    const frame = encodeDataFrame('r9', payload);
+    const pieces = dataFrameFragments(frame);
+    expect(pieces.map((p) => p.length)).toEqual([
+      DATA_FRAGMENT_BYTES,
+      DATA_FRAGMENT_BYTES,
+      DATA_FRAGMENT_BYTES,
+      DATA_FRAME_HEADER_BYTES + 5,
+    ]);
+    expect(pieces[1]?.buffer).toBe(frame.buffer);
+    const decoded = decodeDataFragments(pieces.map((p) => Buffer.from(p.buffer, p.byteOffset, p.length)));
+    expect(decoded?.id).toBe('r9');
+    expect(decoded?.bytes).toBe(payload.length);
+    expect(Buffer.concat(decoded?.payload ?? [])).toEqual(payload);
+    expect(Buffer.concat(decoded?.frame ?? [])).toEqual(Buffer.from(frame));
+  });
+
+  test('a header split across fragments is joined, so the frame can still be re-addressed in place', () => {
+    const frame = Buffer.from(encodeDataFrame('r9', payload.subarray(0, 100)));
+    const decoded = decodeDataFragments([frame.subarray(0, 10), frame.subarray(10, 70), frame.subarray(70)]);
+    expect(decoded?.frame[0]?.length).toBe(DATA_FRAME_HEADER_BYTES);
+    expect(Buffer.concat(decoded?.payload ?? [])).toEqual(payload.subarray(0, 100));
+    writeDataFrameHeader(decoded?.frame[0] as Buffer, 'r10');
+    expect(decodeDataFrame(Buffer.concat(decoded?.frame ?? []))?.id).toBe('r10');
+  });
+
+  test('malformed or oversized fragments decode to null', () => {
+    expect(decodeDataFragments([Buffer.alloc(10)])).toBeNull();
+    const frame = Buffer.from(encodeDataFrame('r1', new Uint8Array(1)));
+    frame[0] = 2;
+    expect(decodeDataFragments([frame])).toBeNull();
+    const big = Buffer.from(encodeDataFrame('r1', new Uint8Array(MAX_DATA_PAYLOAD_BYTES)));
+    expect(decodeDataFragments([big, Buffer.alloc(1)])).toBeNull();
   });
 });

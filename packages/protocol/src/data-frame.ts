@@ -71,3 +71,64 @@ export function decodeDataFrame(frame: Uint8Array): { id: string; payload: Uint8
   }
   return { id, payload: frame.subarray(DATA_FRAME_HEADER_BYTES) };
 }
+
+/**
+ * Size of the WebSocket frames a data frame travels in: one data frame is one WebSocket message, sent as
+ * fragments of at most this many bytes. A receiver (ws, binaryType "fragments") then gets each fragment as a view
+ * of the socket's own read buffer, except the rare fragment that straddles two reads; a message sent in one piece
+ * would instead be copied into a new half-megabyte buffer on every hop, and those buffers keep the garbage
+ * collector busy. The size trades that copying (about this much per 64 KiB socket read) against per-fragment
+ * overhead.
+ */
+export const DATA_FRAGMENT_BYTES = 16 * 1024;
+
+/** The pieces to send `frame` in as the fragments of one WebSocket message (views, no copies). */
+export function dataFrameFragments(frame: Uint8Array, size: number = DATA_FRAGMENT_BYTES): Uint8Array[] {
+  if (frame.length <= size) return [frame];
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < frame.length; at += size) pieces.push(frame.subarray(at, Math.min(at + size, frame.length)));
+  return pieces;
+}
+
+/**
+ * The request id and payload of a binary message received as fragments, or null if malformed. `frame` is the
+ * message itself, its header guaranteed to lie in `frame[0]` (so it can be re-addressed in place); `payload` holds
+ * views of the fragments, not copies. A sender normally puts the whole header in the first fragment; if one did
+ * not, the header (only) is copied together.
+ */
+export function decodeDataFragments(
+  fragments: readonly Buffer[],
+): { id: string; frame: Buffer[]; payload: Buffer[]; bytes: number } | null {
+  let total = 0;
+  for (const f of fragments) total += f.length;
+  if (total < DATA_FRAME_HEADER_BYTES || total > MAX_FRAME_BYTES) return null;
+  const frame = (fragments[0] as Buffer).length < DATA_FRAME_HEADER_BYTES ? joinHeader(fragments) : [...fragments];
+  const first = frame[0] as Buffer;
+  const decoded = decodeDataFrame(first.subarray(0, DATA_FRAME_HEADER_BYTES));
+  if (!decoded) return null;
+  const payload: Buffer[] = [];
+  if (first.length > DATA_FRAME_HEADER_BYTES) payload.push(first.subarray(DATA_FRAME_HEADER_BYTES));
+  for (let i = 1; i < frame.length; i += 1) {
+    const piece = frame[i] as Buffer;
+    if (piece.length > 0) payload.push(piece);
+  }
+  return { id: decoded.id, frame, payload, bytes: total - DATA_FRAME_HEADER_BYTES };
+}
+
+/** Fragments whose first one is shorter than the header: the same bytes, with the header in the first. */
+function joinHeader(fragments: readonly Buffer[]): Buffer[] {
+  const head = Buffer.allocUnsafe(DATA_FRAME_HEADER_BYTES);
+  let filled = 0;
+  const rest: Buffer[] = [];
+  for (const f of fragments) {
+    if (filled < DATA_FRAME_HEADER_BYTES) {
+      const n = Math.min(f.length, DATA_FRAME_HEADER_BYTES - filled);
+      head.set(f.subarray(0, n), filled);
+      filled += n;
+      if (n < f.length) rest.push(f.subarray(n));
+    } else {
+      rest.push(f);
+    }
+  }
+  return [head, ...rest];
+}

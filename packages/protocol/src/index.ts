@@ -4,8 +4,11 @@
  * Pure: zod only, no I/O.
  */
 export {
+  DATA_FRAGMENT_BYTES,
   DATA_FRAME_HEADER_BYTES,
   DATA_FRAME_KIND,
+  dataFrameFragments,
+  decodeDataFragments,
   decodeDataFrame,
   encodeDataFrame,
   MAX_DATA_PAYLOAD_BYTES,

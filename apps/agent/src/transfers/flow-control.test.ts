@@ -33,7 +33,7 @@ describe('CreditGate', () => {
 });
 
 describe('Inbox', () => {
-  const data = (n: number) => ({ type: 'data' as const, payload: Buffer.alloc(n) });
+  const data = (n: number) => ({ type: 'data' as const, payload: [Buffer.alloc(n)], bytes: n });
 
   test('hands events over in order, and credit back as the receiver asks', async () => {
     const granted: number[] = [];

@@ -3,7 +3,7 @@ import type { InboundStreamEvent } from '../request-stream';
 
 /** What an inbound event costs in credit (ops-transfer.ts). */
 export function creditCost(event: InboundStreamEvent): number {
-  if (event.type === 'data') return event.payload.length;
+  if (event.type === 'data') return event.bytes;
   return event.type === 'entry' || event.type === 'entry_end' ? STREAM_RECORD_COST : 0;
 }
 

@@ -20,6 +20,9 @@ import { ManifestDigest } from './manifest';
 import type { StreamSide } from './send';
 import { type TempJournal, transferTempName } from './temp-journal';
 
+/** At most this much queued data goes into one writev. */
+const MAX_WRITE_BATCH_BYTES = 32 * 1024 * 1024;
+
 const newFileFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
 function unexpected(event: InboundStreamEvent, where: string): LetKiteError {
@@ -60,15 +63,16 @@ async function receiveFile(
     const event = await inbox.next();
     if (event.type === 'data') {
       // Whatever data already waits goes down in one writev: one trip to the thread pool per batch rather than per
-      // frame, which is what keeps a busy machine (where every wake-up costs a scheduling slice) fast.
-      const batch = [event.payload];
-      let size = event.payload.length;
-      for (let next = inbox.peek(); next?.type === 'data' && batch.length < 64; next = inbox.peek()) {
+      // frame, which is what keeps a busy machine (where every wake-up costs a scheduling slice) fast. A data
+      // event's payload is the pieces it arrived in (views of the socket's reads), written as they are.
+      const batch = [...event.payload];
+      let size = event.bytes;
+      for (let next = inbox.peek(); next?.type === 'data' && size < MAX_WRITE_BATCH_BYTES; next = inbox.peek()) {
         await inbox.next();
-        batch.push(next.payload);
-        size += next.payload.length;
+        for (const piece of next.payload) batch.push(piece);
+        size += next.bytes;
       }
-      for (const payload of batch) hash.update(payload);
+      for (const piece of batch) hash.update(piece);
       if (handle) await writeAll(handle, batch, position);
       position += size;
       inbox.credit(size);

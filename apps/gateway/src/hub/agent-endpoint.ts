@@ -1,5 +1,5 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { AgentFrame, challengeText, decodeDataFrame, PROTOCOL_VERSION } from '@letkite/protocol';
+import { AgentFrame, challengeText, decodeDataFragments, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { Store } from '../store/types';
 import { AgentSession, newNonce } from './agent-session';
@@ -57,14 +57,16 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
     deps.handshakeTimeoutMs ?? 10_000,
   );
 
+  // Binary messages (data frames) arrive as their fragments, views of what the socket read: relayed with no copy.
+  ws.binaryType = 'fragments';
   ws.on('error', (err) => deps.log(`agent socket error: ${err.message}`));
   ws.on('close', () => clearTimeout(handshakeTimer));
 
   ws.on('message', (data, isBinary) => {
     // Binary messages are data frames of a streamed call (transfers), only after the handshake.
-    const dataFrame = isBinary && session && Buffer.isBuffer(data) ? decodeDataFrame(data) : null;
+    const dataFrame = isBinary && session && Array.isArray(data) ? decodeDataFragments(data) : null;
     if (dataFrame && session) {
-      session.handleData(dataFrame.id, dataFrame.payload as Buffer, data as Buffer);
+      session.handleData(dataFrame.id, dataFrame.bytes, dataFrame.frame);
       return;
     }
     const frame = parseFrame(data, isBinary);

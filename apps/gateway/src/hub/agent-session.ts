@@ -99,8 +99,8 @@ export class AgentSession {
   }
 
   /** Handles one binary data frame from the agent; data for a call that already ended is dropped. */
-  handleData(id: string, payload: Buffer, frame: Buffer): void {
-    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', payload, frame });
+  handleData(id: string, bytes: number, frame: Buffer[]): void {
+    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', bytes, frame });
   }
 
   call(op: string, params: unknown, context: RequestContext, options: CallOptions): Promise<unknown> {
@@ -153,13 +153,15 @@ export class AgentSession {
   }
 
   /**
-   * Sends a data frame re-addressed to call `id`. Not subject to the bufferedAmount guard: the caller's credit
-   * window already bounds what is queued, and a peer that stops reading stops granting credit.
+   * Sends a data frame (its fragments, header in the first) re-addressed to call `id`, as one message in the
+   * same fragments. Not subject to the bufferedAmount guard: the caller's credit window already bounds what is
+   * queued, and a peer that stops reading stops granting credit.
    */
-  private forwardData(id: string, frame: Buffer): void {
-    if (this.closed) return;
-    writeDataFrameHeader(frame, id);
-    this.ws.send(frame, { binary: true });
+  private forwardData(id: string, frame: Buffer[]): void {
+    if (this.closed || frame.length === 0) return;
+    writeDataFrameHeader(frame[0] as Buffer, id);
+    const last = frame.length - 1;
+    for (let i = 0; i <= last; i += 1) this.ws.send(frame[i] as Buffer, { binary: true, fin: i === last });
   }
 
   /** Sends a fatal protocol error and closes the socket. */

@@ -1,8 +1,11 @@
 import type { CreditFrame, EntryEndFrame, EntryFrame, RequestContext, StreamEndFrame } from '@letkite/protocol';
 
-/** What an agent streams on a call besides output chunks (transfers; protocol ops-transfer.ts). */
+/**
+ * What an agent streams on a call besides output chunks (transfers; protocol ops-transfer.ts). A data frame comes
+ * as received: `frame` is its fragments (the header in the first), `bytes` its payload's length.
+ */
 export type AgentStreamEvent =
-  | { type: 'data'; payload: Buffer; frame: Buffer }
+  | { type: 'data'; bytes: number; frame: Buffer[] }
   | CreditFrame
   | EntryFrame
   | EntryEndFrame;
@@ -18,7 +21,7 @@ export type PushedFrame =
 export interface StreamPush {
   frame(frame: PushedFrame): void;
   /** Sends a data frame received on another call, re-addressed in place (no copy); credit is the caller's job. */
-  forward(frame: Buffer): void;
+  forward(frame: Buffer[]): void;
 }
 
 /** A call that streams both ways. */

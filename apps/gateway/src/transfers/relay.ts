@@ -141,9 +141,9 @@ export async function relayTransfer(
           if (failure || !destination) return;
           switch (event.type) {
             case 'data':
-              if (!charge(event.payload.length)) return;
+              if (!charge(event.bytes)) return;
               destination.forward(event.frame);
-              progress.bytesDone += event.payload.length;
+              progress.bytesDone += event.bytes;
               onProgress();
               return;
             case 'entry':
