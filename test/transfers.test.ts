@@ -120,6 +120,18 @@ describe('copy_between_hosts moves files between real agents through the gateway
     await randomFile(from, GiB);
     const expected = await sha256Of(from);
     const pid = gw.process?.child.pid as number;
+    // Warm up first (a 64 MiB copy brings the gateway's heap and socket buffers to their working size), then reset
+    // the kernel's peak-RSS counter, so "growth" means what the big copy added, not how far V8 had shrunk before.
+    const warm = join(src, 'warm.bin');
+    await randomFile(warm, 64 * 1024 * 1024);
+    const warmed = await callTool(client, 'copy_between_hosts', {
+      source: { machine: 'alpha', path: warm },
+      destination: { machine: 'beta', path: join(dst, 'warm.bin') },
+    });
+    expect(warmed.error).toBeUndefined();
+    removeDir(warm);
+    removeDir(join(dst, 'warm.bin'));
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
     const before = memoryOf(pid);
     let peak = before.rss;
     const sampler = setInterval(() => {
