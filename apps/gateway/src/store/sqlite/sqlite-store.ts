@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import type {
@@ -90,6 +90,48 @@ export class SqliteStore implements Store {
     this.sqlite.pragma('busy_timeout = 5000');
     this.db = drizzle(this.sqlite, { schema });
     migrateSqliteDomain(this.db, 'sqlite', '__drizzle_migrations');
+    this.hot = this.prepareHotQueries();
+  }
+
+  /**
+   * The queries every MCP call runs (bearer lookup, role, machine list, audit append), prepared once: building and
+   * compiling them per call was a measurable part of a tool call's latency.
+   */
+  private readonly hot: ReturnType<SqliteStore['prepareHotQueries']>;
+
+  private prepareHotQueries() {
+    const p = sql.placeholder;
+    return {
+      roleOf: this.db
+        .select({ role: schema.memberships.role })
+        .from(schema.memberships)
+        .where(and(eq(schema.memberships.accountId, p('accountId')), eq(schema.memberships.userId, p('userId'))))
+        .prepare(),
+      apiTokenByHash: this.db
+        .select()
+        .from(schema.apiTokens)
+        .where(eq(schema.apiTokens.tokenHash, p('hash')))
+        .prepare(),
+      machines: this.db
+        .select()
+        .from(schema.machines)
+        .where(and(eq(schema.machines.accountId, p('accountId')), isNull(schema.machines.revokedAt)))
+        .orderBy(schema.machines.name)
+        .prepare(),
+      appendAudit: this.db
+        .insert(schema.auditEvents)
+        .values({
+          accountId: p('accountId'),
+          at: p('at'),
+          actor: p('actor'),
+          action: p('action'),
+          target: p('target'),
+          decision: p('decision'),
+          outcome: p('outcome'),
+          details: p('details'),
+        })
+        .prepare(),
+    };
   }
 
   async bootstrap(now: string): Promise<{ account: Account; owner: User }> {
@@ -133,11 +175,7 @@ export class SqliteStore implements Store {
   }
 
   async roleOf(accountId: string, userId: string): Promise<Role | null> {
-    const m = this.db
-      .select()
-      .from(schema.memberships)
-      .where(and(eq(schema.memberships.accountId, accountId), eq(schema.memberships.userId, userId)))
-      .get();
+    const m = this.hot.roleOf.get({ accountId, userId });
     return (m?.role as Role | undefined) ?? null;
   }
 
@@ -161,7 +199,7 @@ export class SqliteStore implements Store {
   }
 
   async findApiTokenByHash(tokenHash: string): Promise<ApiToken | null> {
-    const r = this.db.select().from(schema.apiTokens).where(eq(schema.apiTokens.tokenHash, tokenHash)).get();
+    const r = this.hot.apiTokenByHash.get({ hash: tokenHash });
     if (!r) return null;
     return {
       id: r.id,
@@ -223,13 +261,7 @@ export class SqliteStore implements Store {
   }
 
   async listMachines(accountId: string): Promise<Machine[]> {
-    return this.db
-      .select()
-      .from(schema.machines)
-      .where(and(eq(schema.machines.accountId, accountId), isNull(schema.machines.revokedAt)))
-      .orderBy(schema.machines.name)
-      .all()
-      .map(machineFromRow);
+    return this.hot.machines.all({ accountId }).map(machineFromRow);
   }
 
   async recordAgentSeen(machineId: string, seen: AgentSeen): Promise<void> {
@@ -266,7 +298,13 @@ export class SqliteStore implements Store {
   }
 
   async appendAudit(event: AuditEventInput): Promise<void> {
-    this.db.insert(schema.auditEvents).values(auditRow(event)).run();
+    const row = auditRow(event);
+    this.hot.appendAudit.run({
+      ...row,
+      target: row.target ?? null,
+      decision: row.decision ?? null,
+      outcome: row.outcome ?? null,
+    });
   }
 
   async listAudit(accountId: string, options: { limit: number; action?: string }): Promise<AuditEvent[]> {
