@@ -252,6 +252,28 @@ describe('people in the web app: setup, sign-in, invitations, rights and revocat
     expect(now.data.machines.map((m) => m.name)).toContain('secret-box');
   });
 
+  test('the tokens page makes a token for chosen machines and tool groups only', async () => {
+    await owner.goto(`${gw.url}/tokens`);
+    await owner.getByLabel('Name').fill('files on secret-box');
+    await owner.getByLabel('Policy').selectOption('full');
+    await owner.getByLabel('Only these:').check();
+    await owner.getByLabel('secret-box').check();
+    await owner.getByLabel('Only these groups:').check();
+    await owner.getByLabel('Read and write files').check();
+    await owner.getByRole('button', { name: 'Create token' }).click();
+    const token = (await owner.getByTestId('new-token').textContent()) ?? '';
+    expect(token).toMatch(/^lk_/);
+    await screenshot(owner, 'tokens-scoped-desktop');
+
+    const client = await mcpClient(gw.url, token);
+    clients.push(client);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('read_file');
+    expect(names).toContain('machines_list');
+    expect(names).not.toContain('exec');
+    const listed = await callTool<{ machines: { name: string }[] }>(client, 'machines_list', {});
+    expect(listed.data.machines.map((m) => m.name)).toEqual(['secret-box']);
+  });
   test("revoking a session cuts the person's open MCP session at once", async () => {
     const token = await pageFetch(member, 'POST', '/api/tokens', { name: 'revoke test', policy: 'read-only' });
     const client = await mcpClient(gw.url, String(token.body.token));

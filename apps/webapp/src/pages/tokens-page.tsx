@@ -14,12 +14,32 @@ interface TokenRow {
   last_used_at: string | null;
 }
 
+interface ToolGroup {
+  name: string;
+  label: string;
+  tools: string[];
+}
+
 export default function TokensPage() {
   const { session } = useSession();
   const tokens = useLoad(() => api<{ tokens: TokenRow[] }>('GET', '/api/tokens'));
+  const machines = useLoad(() => api<{ machines: { id: string; name: string }[] }>('GET', '/api/machines'));
+  const groups = useLoad(() => api<{ base_tools: string[]; groups: ToolGroup[] }>('GET', '/api/tool-groups'));
   const [name, setName] = useState('');
   const [policy, setPolicy] = useState('read-only');
   const [expires, setExpires] = useState('30d');
+  // null = every machine / every tool the policy allows; otherwise the chosen ones.
+  const [chosenMachines, setChosenMachines] = useState<string[] | null>(null);
+  const [chosenGroups, setChosenGroups] = useState<string[] | null>(null);
+  const toggle = (list: string[] | null, item: string) =>
+    list?.includes(item) ? list.filter((x) => x !== item) : [...(list ?? []), item];
+  const scopes = () =>
+    chosenGroups === null
+      ? '*'
+      : [
+          ...(groups.data?.base_tools ?? []),
+          ...(groups.data?.groups.filter((g) => chosenGroups.includes(g.name)).flatMap((g) => g.tools) ?? []),
+        ];
   const [created, setCreated] = useState<string | null>(null);
   const action = useAction();
   return (
@@ -33,10 +53,14 @@ export default function TokensPage() {
               const r = await api<{ token: string }>('POST', '/api/tokens', {
                 name,
                 policy,
+                machines: chosenMachines ?? '*',
+                scopes: scopes(),
                 ...(expires ? { expires } : {}),
               });
               setCreated(r.token);
               setName('');
+              setChosenMachines(null);
+              setChosenGroups(null);
               tokens.reload();
             });
           }}
@@ -51,6 +75,74 @@ export default function TokensPage() {
               <option value="full">full</option>
             </select>
           </Field>
+          <fieldset className="choices">
+            <legend>Machines</legend>
+            <label>
+              <input
+                type="radio"
+                name="token-machines"
+                checked={chosenMachines === null}
+                onChange={() => setChosenMachines(null)}
+              />{' '}
+              All I can reach
+            </label>
+            <label>
+              <input
+                type="radio"
+                name="token-machines"
+                checked={chosenMachines !== null}
+                onChange={() => setChosenMachines([])}
+              />{' '}
+              Only these:
+            </label>
+            {chosenMachines !== null &&
+              machines.data?.machines.map((m) => (
+                <label key={m.id} className="choice">
+                  <input
+                    type="checkbox"
+                    name="token-machine"
+                    value={m.id}
+                    checked={chosenMachines.includes(m.id)}
+                    onChange={() => setChosenMachines(toggle(chosenMachines, m.id))}
+                  />{' '}
+                  {m.name}
+                </label>
+              ))}
+          </fieldset>
+          <fieldset className="choices">
+            <legend>Tools</legend>
+            <label>
+              <input
+                type="radio"
+                name="token-tools"
+                checked={chosenGroups === null}
+                onChange={() => setChosenGroups(null)}
+              />{' '}
+              All tools
+            </label>
+            <label>
+              <input
+                type="radio"
+                name="token-tools"
+                checked={chosenGroups !== null}
+                onChange={() => setChosenGroups([])}
+              />{' '}
+              Only these groups:
+            </label>
+            {chosenGroups !== null &&
+              groups.data?.groups.map((g) => (
+                <label key={g.name} className="choice">
+                  <input
+                    type="checkbox"
+                    name="token-group"
+                    value={g.name}
+                    checked={chosenGroups.includes(g.name)}
+                    onChange={() => setChosenGroups(toggle(chosenGroups, g.name))}
+                  />{' '}
+                  {g.label}
+                </label>
+              ))}
+          </fieldset>
           <Field label="Expires after">
             <select name="token-expires" value={expires} onChange={(e) => setExpires(e.target.value)}>
               <option value="1d">1 day</option>
@@ -73,7 +165,8 @@ export default function TokensPage() {
           <li key={t.id} className={t.revoked_at ? 'revoked' : ''}>
             <span>
               <strong>{t.name}</strong> · {typeof t.grant.policy === 'string' ? t.grant.policy : 'custom policy'} ·
-              machines {t.grant.machines === '*' ? 'all' : t.grant.machines.length} · last used{' '}
+              machines {t.grant.machines === '*' ? 'all' : t.grant.machines.length} · tools{' '}
+              {t.grant.scopes === '*' ? 'all' : t.grant.scopes.length} · last used{' '}
               <When at={t.last_used_at} never="never" />
               {t.revoked_at ? (
                 ' · revoked'

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { reachableMachines } from '../../machines/resolve-machine';
+import { baseTools, toolGroupLabels, toolGroupNames, toolGroups } from '../../oauth/scopes';
 import { type IdentityDeps, requirePermission } from '../op-context';
 import { createEnrollment } from '../ops/create-enrollment';
 import { inviteMember } from '../ops/invite-member';
@@ -121,6 +122,14 @@ export function accountRoutes(deps: IdentityDeps): Hono {
         })),
       };
     }),
+  );
+  // The tool groups of DESIGN §7 (the OAuth scopes), so the tokens page offers the same choice as the consent page.
+  r.get(
+    '/tool-groups',
+    userOp(deps, async () => ({
+      base_tools: baseTools,
+      groups: toolGroupNames.map((name) => ({ name, label: toolGroupLabels[name], tools: toolGroups[name] })),
+    })),
   );
   r.post('/tokens', userOp(deps, createWebApiToken));
   r.delete('/tokens/:id', userOp(deps, revokeWebApiToken));
