@@ -163,3 +163,18 @@ export async function requireApproval(
     }
   }
 }
+
+/**
+ * The gate as command tools use it: a human is needed when the command's verdict is `approve` or the policy lists
+ * the tool in `approval.tools`. Resolves whether an approval of exactly this call was used up (false when none was
+ * needed); throws the pending answer, `approval_denied` … like `requireApproval`.
+ */
+export async function approveIfNeeded(
+  ctx: ToolCallContext,
+  call: Omit<GatedCall, 'reason'> & { judgement: CommandJudgement | null },
+): Promise<boolean> {
+  const { judgement, ...gated } = call;
+  const reason = (judgement ? commandRuleReason(judgement) : null) ?? policyToolReason(gated.policy, gated.tool);
+  if (!reason) return false;
+  return (await requireApproval(ctx, { ...gated, reason })).approved;
+}

@@ -2,7 +2,7 @@ import { type CommandJudgement, commandRefusal, judgeCommand } from '@letkite/ce
 import type { Policy } from '@letkite/policy';
 import { ExecResult, exec, LetKiteError } from '@letkite/protocol';
 import type { z } from 'zod';
-import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
+import { approveIfNeeded } from '../../approvals/gate';
 import { type MachineCall, prepareMachineCall } from '../../machines/prepare-machine-call';
 import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
@@ -89,17 +89,12 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
   const { machine: ref, ...command } = input;
   const checked = await checkExec(ctx, command, ref);
   // deny and confirm refused above; an `approve` verdict (or the policy's approval.tools) goes to the gate.
-  const needsHuman = commandRuleReason(checked.judgement) ?? policyToolReason(checked.policy, 'exec');
-  const approved = needsHuman
-    ? (
-        await requireApproval(ctx, {
-          tool: 'exec',
-          machine: checked.machine,
-          policy: checked.policy,
-          args: input,
-          reason: needsHuman,
-        })
-      ).approved
-    : false;
+  const approved = await approveIfNeeded(ctx, {
+    tool: 'exec',
+    machine: checked.machine,
+    policy: checked.policy,
+    args: input,
+    judgement: checked.judgement,
+  });
   return runExec(ctx, command, checked, approved);
 });

@@ -1,6 +1,6 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop, LetKiteError } from '@letkite/protocol';
-import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
+import { approveIfNeeded } from '../../approvals/gate';
 import { maskSecrets } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
@@ -28,18 +28,13 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
-  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(m.policy, 'job_start');
-  const approved = needsHuman
-    ? (
-        await requireApproval(ctx, {
-          tool: 'job_start',
-          machine: m.machine,
-          policy: m.policy,
-          args: input,
-          reason: needsHuman,
-        })
-      ).approved
-    : false;
+  const approved = await approveIfNeeded(ctx, {
+    tool: 'job_start',
+    machine: m.machine,
+    policy: m.policy,
+    args: input,
+    judgement: judgement,
+  });
   const info = JobInfo.parse(
     await m.call(
       'job_start',

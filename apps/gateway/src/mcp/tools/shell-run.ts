@@ -1,6 +1,6 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { ShellRunResult, shellRun } from '@letkite/protocol';
-import { commandRuleReason, policyToolReason, requireApproval } from '../../approvals/gate';
+import { approveIfNeeded } from '../../approvals/gate';
 import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
@@ -23,18 +23,13 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
-  const needsHuman = commandRuleReason(judgement) ?? policyToolReason(m.policy, 'shell_run');
-  const approved = needsHuman
-    ? (
-        await requireApproval(ctx, {
-          tool: 'shell_run',
-          machine: m.machine,
-          policy: m.policy,
-          args: input,
-          reason: needsHuman,
-        })
-      ).approved
-    : false;
+  const approved = await approveIfNeeded(ctx, {
+    tool: 'shell_run',
+    machine: m.machine,
+    policy: m.policy,
+    args: input,
+    judgement: judgement,
+  });
   const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
   const raw = await m.call(
