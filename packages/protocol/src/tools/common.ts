@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../errors';
 
 /** A machine named by its id or by a unique name. */
 export const MachineRef = z.string().min(1).max(128).describe('Machine id or unique name (see machines_list).');
@@ -17,3 +18,21 @@ export const PendingApproval = z.object({
     .describe('An earlier request for the identical call that was already used or expired.'),
 });
 export type PendingApproval = z.infer<typeof PendingApproval>;
+
+/** Codes any call that reaches a machine can answer with. */
+export const reachingMachineErrors = [
+  'machine_not_found',
+  'ambiguous_machine',
+  'machine_offline',
+  'blocked_by_ceiling',
+  'timeout',
+] as const satisfies readonly ErrorCode[];
+
+/** Codes of a call that command rules judge and that can need a human (DESIGN §6). */
+export const gatedCallErrors = [
+  'blocked_by_policy',
+  'confirmation_required',
+  'approval_denied',
+  'approval_expired',
+  'too_many_pending_approvals',
+] as const satisfies readonly ErrorCode[];

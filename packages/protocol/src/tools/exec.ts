@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
-import { MachineRef } from './common';
+import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
 export const execInput = z.object({
   machine: MachineRef,
@@ -55,17 +55,6 @@ export const exec = defineTool({
   input: execInput,
   output: execOutput,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  errors: [
-    'machine_not_found',
-    'ambiguous_machine',
-    'machine_offline',
-    'blocked_by_policy',
-    'blocked_by_ceiling',
-    'confirmation_required',
-    'approval_denied',
-    'approval_expired',
-    'too_many_pending_approvals',
-    'timeout',
-  ],
+  errors: [...reachingMachineErrors, ...gatedCallErrors],
   gated: true,
 });

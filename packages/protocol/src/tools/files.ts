@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
-import type { ErrorCode } from '../errors';
 import {
   DeletePathParams,
   DeletePathResult,
@@ -15,7 +14,7 @@ import {
   WriteFileParams,
   WriteFileResult,
 } from '../ops-files';
-import { MachineRef } from './common';
+import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
 /**
  * The file tools (DESIGN §7). Inputs are the agent operation's parameters plus `machine` (and `confirm` for the
@@ -32,24 +31,6 @@ const confirm = z
     'Set after showing the person exactly what will change, when a previous call answered confirmation_required.',
   );
 
-/** Codes any call that reaches a machine can answer with. */
-const reachingMachine = [
-  'machine_not_found',
-  'ambiguous_machine',
-  'machine_offline',
-  'blocked_by_ceiling',
-  'timeout',
-] as const satisfies readonly ErrorCode[];
-
-/** Codes of a call that can need a human (DESIGN §6). */
-const gated = [
-  'blocked_by_policy',
-  'confirmation_required',
-  'approval_denied',
-  'approval_expired',
-  'too_many_pending_approvals',
-] as const satisfies readonly ErrorCode[];
-
 export const readFileInput = z.object({ machine: MachineRef, ...ReadFileParams.shape });
 export const readFile = defineTool({
   name: 'read_file',
@@ -60,7 +41,7 @@ export const readFile = defineTool({
   output: ReadFileResult.extend({ masked_count: maskedCount }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // not_found: missing or hidden; too_large: length over the read limit; forbidden: the OS refused the open.
-  errors: [...reachingMachine, 'not_found', 'too_large', 'forbidden'],
+  errors: [...reachingMachineErrors, 'not_found', 'too_large', 'forbidden'],
 });
 
 export const listDirInput = z.object({ machine: MachineRef, ...ListDirParams.shape });
@@ -72,7 +53,7 @@ export const listDir = defineTool({
   input: listDirInput,
   output: ListDirResult,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  errors: [...reachingMachine, 'not_found', 'forbidden'],
+  errors: [...reachingMachineErrors, 'not_found', 'forbidden'],
 });
 
 export const writeFileInput = z.object({ machine: MachineRef, ...WriteFileParams.shape, confirm });
@@ -86,7 +67,15 @@ export const writeFile = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   // blocked_by_policy: the path is read-only; conflict: if_sha256 does not match (details.current_sha256);
   // too_large: content over the write limit; unsupported: the agent cannot write as the run-as account.
-  errors: [...reachingMachine, ...gated, 'not_found', 'conflict', 'too_large', 'forbidden', 'unsupported'],
+  errors: [
+    ...reachingMachineErrors,
+    ...gatedCallErrors,
+    'not_found',
+    'conflict',
+    'too_large',
+    'forbidden',
+    'unsupported',
+  ],
   gated: true,
 });
 
@@ -101,7 +90,7 @@ export const deletePath = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   // blocked_by_policy: read-only, a root of the allowed area, or a tree holding entries that may not be deleted;
   // too_large: the tree has more entries than one call deletes.
-  errors: [...reachingMachine, ...gated, 'not_found', 'too_large', 'forbidden'],
+  errors: [...reachingMachineErrors, ...gatedCallErrors, 'not_found', 'too_large', 'forbidden'],
   gated: true,
 });
 
@@ -115,7 +104,7 @@ export const gitStatus = defineTool({
   output: GitStatusResult,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // not_found: missing, hidden, or not inside a repository; unsupported: git is missing or refuses the repository.
-  errors: [...reachingMachine, 'not_found', 'unsupported'],
+  errors: [...reachingMachineErrors, 'not_found', 'unsupported'],
 });
 
 export const gitDiffInput = z.object({ machine: MachineRef, ...GitDiffParams.shape });
@@ -128,7 +117,7 @@ export const gitDiff = defineTool({
   output: GitDiffResult.extend({ masked_count: maskedCount }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   // invalid_params also covers an unknown ref.
-  errors: [...reachingMachine, 'not_found', 'unsupported'],
+  errors: [...reachingMachineErrors, 'not_found', 'unsupported'],
 });
 
 /** The file tools, in the order DESIGN §7 lists them. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
 import { HandleId } from '../ops-shell';
-import { MachineRef } from './common';
+import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
 export const shellRunInput = z.object({
   machine: MachineRef,
@@ -50,20 +50,6 @@ export const shellRun = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   // not_found: the session ended or belongs to someone else; rate_limited: too many sessions on the machine;
   // unsupported: allowlist mode or no sandbox where one is required.
-  errors: [
-    'machine_not_found',
-    'ambiguous_machine',
-    'machine_offline',
-    'blocked_by_policy',
-    'blocked_by_ceiling',
-    'confirmation_required',
-    'approval_denied',
-    'approval_expired',
-    'too_many_pending_approvals',
-    'not_found',
-    'rate_limited',
-    'unsupported',
-    'timeout',
-  ],
+  errors: [...reachingMachineErrors, ...gatedCallErrors, 'not_found', 'rate_limited', 'unsupported'],
   gated: true,
 });
