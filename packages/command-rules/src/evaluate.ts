@@ -2,6 +2,7 @@ import { allowlistArgs } from './allowlist';
 import { Analysis, type CommandRecord, words } from './analysis';
 import { builtinFindings } from './builtin-layers';
 import { candidateRules, compileCeilingRules, compilePolicy, type RuleIndex } from './compiled-policy';
+import { judgeEnvironment } from './environment';
 import { analyzeInvocation } from './invocation';
 import { defaultTrustedDirs, evidenceName, normalizeAbsolutePath } from './paths';
 import { type CompiledPattern, certainMatch, type MatchContext, matchPattern, maybeMatch } from './pattern';
@@ -54,6 +55,7 @@ export function evaluateCommand(
       options,
     );
   }
+  if (options.env) reasons.push(...environmentReasons(options.env, commandPolicy.mode === 'allowlist'));
   if (commandPolicy.mode === 'allowlist') {
     const input = isArgv ? { ok: true as const, args: command.map(literalArg) } : allowlistArgs(command);
     if (!input.ok)
@@ -88,6 +90,23 @@ export function evaluateCommand(
     if (ceiling) ruleReasons(reasons, command, record, ceiling, undefined, proofNeeded, evidenceNeeded);
   }
   return finish(reasons, options);
+}
+
+/**
+ * The `env` argument, judged like assignments written before the command. Allowlist mode runs one listed program
+ * as it is: a variable that changes what runs or what it reads is refused there, by the allowlist layer.
+ */
+function environmentReasons(env: Record<string, string>, allowlist: boolean): Reason[] {
+  return judgeEnvironment(env).map((reason) =>
+    allowlist && reason.verdict !== 'deny'
+      ? {
+          ...reason,
+          layer: 'allowlist',
+          verdict: 'deny',
+          message: `allowlist mode runs listed programs with the machine's own environment; ${reason.message}`,
+        }
+      : reason,
+  );
 }
 
 function emptyReason(): Reason {

@@ -8,6 +8,7 @@
  * `loadCommandRules()`, which must finish before the synchronous `evaluateCommand()` is called.
  */
 export { isProtectedTarget } from './builtin-layers';
+export { isLoaderVariable, isSensitiveVariable, judgeEnvironment } from './environment';
 export { evaluateCommand } from './evaluate';
 export { CommandPolicyError, parseCommandPolicy } from './parse-policy';
 export { defaultTrustedDirs } from './paths';

@@ -11,6 +11,7 @@ export const reasonLayers = [
   'opaque',
   'parse',
   'allowlist',
+  'environment',
 ] as const;
 export type ReasonLayer = (typeof reasonLayers)[number];
 
@@ -37,6 +38,11 @@ export interface EvaluateOptions {
   ceilingRules?: CommandRule[];
   /** Directories whose programs a bare-name allow rule may match. Default: the usual system directories. */
   trustedDirs?: string[];
+  /**
+   * The environment the command gets (exec's `env`): judged as if each entry were written `NAME=value` before the
+   * command (`judgeEnvironment`). In allowlist mode a variable that matters is refused outright.
+   */
+  env?: Record<string, string>;
 }
 
 /** A piece of a word: literal text (quoted or not) or an expansion whose value is unknown until run time. */
