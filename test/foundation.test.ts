@@ -1,3 +1,4 @@
+import { PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
@@ -186,8 +187,9 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
           JSON.stringify({
             type: 'auth',
             machine_id: id,
+            nonce: 'n'.repeat(43),
             signature: Buffer.alloc(64).toString('base64'),
-            info: { hostname: 'evil', os: 'linux', arch: 'x64', version: '1', protocol: 1 },
+            info: { hostname: 'evil', os: 'linux', arch: 'x64', version: '1', protocol: PROTOCOL_VERSION },
           }),
         ),
       );

@@ -1,37 +1,101 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentFrame, PROTOCOL_VERSION } from '@letkite/protocol';
+import { type AgentFrame, gatewayProofText, PROTOCOL_VERSION } from '@letkite/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { waitFor } from './processes';
 
 export interface RogueAnswer {
   ok: boolean;
   result?: unknown;
+  /** The agent's error; `{code: 'closed'}` when the socket closed (or was never trusted) before any answer. */
   error?: { code: string; message: string; details?: Record<string, unknown> };
   chunks: { stream: string; data: string }[];
 }
 
+export interface RogueRequest {
+  op: string;
+  params: unknown;
+  context?: Record<string, unknown>;
+}
+
+export interface RogueOptions {
+  /**
+   * Not the gateway the agent pinned: `agentState()` pins a key this process does not hold, and the handshake is
+   * signed with its own key. The agent must obey nothing it sends.
+   */
+  impostor?: boolean;
+  /** Sent right after the challenge, before the handshake completes: the agent must not run it. */
+  requestBeforeHandshake?: RogueRequest;
+  /** Bind this port on 127.0.0.1 (e.g. a real gateway's, while it is down); 0 (default) picks a free one. */
+  port?: number;
+  /** Challenge with this nonce instead of a fresh one (replaying a recorded handshake). */
+  challengeNonce?: string;
+  /** Answer every auth with exactly this welcome frame (a recorded one) instead of signing a fresh proof. */
+  welcome?: unknown;
+  /** Only for `agentState()` of an impostor: the key the agent pins (defaults to a fresh one nobody holds). */
+  pinnedKey?: string;
+}
+
 /**
- * A test process that speaks the agent protocol AS A GATEWAY — it accepts any agent and then sends whatever
- * requests a compromised gateway might. What the agent refuses here, it refuses on its own authority.
+ * A test process that speaks the agent protocol AS A GATEWAY, to prove what the agent refuses on its own authority.
+ *
+ * - `RogueGateway.start()` is a COMPROMISED gateway: it holds the identity key that `agentState()` pins, completes
+ *   the handshake correctly (a fresh proof over both nonces) and then sends whatever requests it likes. What the
+ *   agent refuses here, it refuses without trusting the gateway.
+ * - `RogueGateway.start({ impostor: true })` does NOT hold the pinned key: `agentState()` pins another key and the
+ *   welcome carries a proof by the rogue's own key. The agent must close the socket and obey nothing.
+ * - `{ requestBeforeHandshake: {op, params, context} }` sends that request right after the challenge.
+ * - `{ port, challengeNonce, welcome }` replay a recorded handshake on a real gateway's port.
+ *
+ * API: `.url`; `.agentState(machineId?)` (a state file's contents pointing here); `.welcomed()` (an agent's auth
+ * arrived and was answered); `.connected()` (the agent accepted the welcome: its ceiling report arrived);
+ * `.request(op, params, context?)` (on the newest socket; answers `{ok:false, error:{code:'closed'}}` if the socket
+ * closes first); `.sendRaw(frame)` (any JSON value, or a Buffer as a binary message, on the newest socket);
+ * `.reports` (ceiling reports); `.earlyAnswers`; `.auths` (auth frames received); `.closes` (close codes of agent sockets);
+ * `.close()`.
  */
 export class RogueGateway {
+  /** The newest socket whose agent accepted our welcome (sent a report after it). */
   private socket: WebSocket | null = null;
+  /** The newest socket, whatever its state. */
+  private latest: WebSocket | null = null;
+  private welcomes = 0;
   private nextId = 1;
-  private readonly waiting = new Map<string, { resolve: (a: RogueAnswer) => void; chunks: RogueAnswer['chunks'] }>();
+  private readonly waiting = new Map<
+    string,
+    { ws: WebSocket; resolve: (a: RogueAnswer) => void; chunks: RogueAnswer['chunks'] }
+  >();
   readonly reports: AgentFrame[] = [];
+  readonly auths: Extract<AgentFrame, { type: 'auth' }>[] = [];
+  readonly closes: number[] = [];
+  /** How the agent answered `requestBeforeHandshake` (`error.code` 'closed' when it only closed the socket). */
+  readonly earlyAnswers: RogueAnswer[] = [];
+  /** The identity key this rogue signs welcomes with (the pinned one unless impostor). */
+  private readonly key: KeyObject;
+  private readonly pinned: string;
 
   private constructor(
     private readonly server: Server,
     private readonly wss: WebSocketServer,
-  ) {}
+    private readonly options: RogueOptions,
+  ) {
+    this.key = generateKeyPairSync('ed25519').privateKey;
+    const own = createPublicKey(this.key).export({ format: 'der', type: 'spki' }).toString('base64');
+    this.pinned = options.impostor
+      ? (options.pinnedKey ??
+        generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).toString('base64'))
+      : own;
+  }
 
-  static async start(): Promise<RogueGateway> {
+  static async start(options: RogueOptions = {}): Promise<RogueGateway> {
     const server = createServer((_req, res) => res.writeHead(404).end());
     const wss = new WebSocketServer({ server, path: '/agent/v1' });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const rogue = new RogueGateway(server, wss);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    const rogue = new RogueGateway(server, wss, options);
     wss.on('connection', (ws) => rogue.accept(ws));
     return rogue;
   }
@@ -40,7 +104,7 @@ export class RogueGateway {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** An agent identity (state file contents) that points at this rogue gateway. */
+  /** An agent identity (state file contents) that points at this rogue gateway and pins its (or another) key. */
   agentState(machineId = 'mch_rogue'): Record<string, unknown> {
     const { privateKey } = generateKeyPairSync('ed25519');
     return {
@@ -49,19 +113,39 @@ export class RogueGateway {
       name: 'rogue-target',
       private_key_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       insecure: false,
+      gateway_public_key: this.pinned,
     };
   }
 
+  /** Waits until an agent's auth arrived and was answered with a welcome. */
+  async welcomed(): Promise<void> {
+    await waitFor('an agent authenticated to the rogue gateway', () => this.welcomes > 0);
+  }
+
+  /** Waits until an agent accepted the welcome (it reports its ceiling right after). */
   async connected(): Promise<void> {
     await waitFor('agent connected to the rogue gateway', () => this.socket !== null);
   }
 
   request(op: string, params: unknown, context: Record<string, unknown> = { policy: 'full' }): Promise<RogueAnswer> {
     const id = `x${this.nextId++}`;
+    const ws = this.socket ?? this.latest;
     return new Promise((resolve) => {
-      this.waiting.set(id, { resolve, chunks: [] });
-      this.socket?.send(JSON.stringify({ type: 'request', id, op, params, context }));
+      if (!ws || ws.readyState !== ws.OPEN) {
+        resolve({ ok: false, error: { code: 'closed', message: 'no open agent socket' }, chunks: [] });
+        return;
+      }
+      this.waiting.set(id, { ws, resolve, chunks: [] });
+      ws.send(JSON.stringify({ type: 'request', id, op, params, context }));
     });
+  }
+
+  /** Sends anything on the newest socket: a JSON value as a text message, a Buffer as a binary one. */
+  sendRaw(frame: unknown): void {
+    const ws = this.latest;
+    if (!ws || ws.readyState !== ws.OPEN) return;
+    if (Buffer.isBuffer(frame)) ws.send(frame, { binary: true });
+    else ws.send(JSON.stringify(frame));
   }
 
   async close(): Promise<void> {
@@ -71,16 +155,55 @@ export class RogueGateway {
   }
 
   private accept(ws: WebSocket): void {
-    ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as AgentFrame;
+    this.latest = ws;
+    const challengeNonce = this.options.challengeNonce ?? randomBytes(32).toString('base64url');
+    let welcomed = false;
+    ws.on('close', (code) => {
+      this.closes.push(code);
+      if (this.socket === ws) this.socket = null;
+      for (const [id, w] of this.waiting) {
+        if (w.ws !== ws) continue;
+        this.waiting.delete(id);
+        w.resolve({ ok: false, error: { code: 'closed', message: `socket closed (${code})` }, chunks: w.chunks });
+      }
+    });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      let frame: AgentFrame;
+      try {
+        frame = JSON.parse(data.toString()) as AgentFrame;
+      } catch {
+        return;
+      }
       switch (frame.type) {
-        case 'auth':
-          // A rogue gateway does not care who the agent is.
-          ws.send(JSON.stringify({ type: 'welcome', machine_id: frame.machine_id, heartbeat_ms: 60_000 }));
-          this.socket = ws;
+        case 'auth': {
+          this.auths.push(frame);
+          // A rogue gateway does not care who the agent is; it only proves (or fakes) its own identity.
+          const welcome = this.options.welcome ?? {
+            type: 'welcome',
+            machine_id: frame.machine_id,
+            heartbeat_ms: 60_000,
+            proof: sign(
+              null,
+              Buffer.from(
+                gatewayProofText({
+                  protocol: PROTOCOL_VERSION,
+                  machineId: frame.machine_id,
+                  gatewayNonce: challengeNonce,
+                  agentNonce: frame.nonce,
+                }),
+              ),
+              this.key,
+            ).toString('base64'),
+          };
+          ws.send(JSON.stringify(welcome));
+          welcomed = true;
+          this.welcomes += 1;
           return;
+        }
         case 'report':
           this.reports.push(frame);
+          if (welcomed) this.socket = ws;
           return;
         case 'chunk':
           this.waiting.get(frame.id)?.chunks.push({ stream: frame.stream, data: frame.data });
@@ -100,6 +223,20 @@ export class RogueGateway {
         }
       }
     });
-    ws.send(JSON.stringify({ type: 'challenge', nonce: 'n'.repeat(32), protocol: PROTOCOL_VERSION }));
+    ws.send(JSON.stringify({ type: 'challenge', nonce: challengeNonce, protocol: PROTOCOL_VERSION }));
+    const early = this.options.requestBeforeHandshake;
+    if (early) {
+      const id = `early${this.nextId++}`;
+      this.waiting.set(id, { ws, resolve: (a) => this.earlyAnswers.push(a), chunks: [] });
+      ws.send(
+        JSON.stringify({
+          type: 'request',
+          id,
+          op: early.op,
+          params: early.params,
+          context: early.context ?? { policy: 'full' },
+        }),
+      );
+    }
   }
 }

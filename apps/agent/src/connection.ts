@@ -1,15 +1,19 @@
 import { createPrivateKey, sign } from 'node:crypto';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import {
   type AgentFrame,
-  challengeText,
+  agentAuthText,
   dataFrameFragments,
   decodeDataFragments,
   GatewayFrame,
+  type HandshakeTranscript,
   MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
   type RequestFrame,
 } from '@letkite/protocol';
 import WebSocket from 'ws';
 import { agentInfo } from './agent-info';
+import { certificatePin, gatewayProofValid, newAgentNonce, pinnedCertificate, pinnedGatewayKey } from './gateway-trust';
 import { agentSocketUrl, checkGatewayUrl } from './gateway-url';
 import { RequestStream } from './request-stream';
 import type { AgentState } from './state';
@@ -48,8 +52,9 @@ export interface ConnectionHandlers {
 }
 
 /**
- * The agent's one outbound socket: dials, proves its identity by signing the gateway's challenge, serves requests,
- * and reconnects with backoff whenever the socket drops.
+ * The agent's one outbound socket: dials, proves its identity by signing the gateway's challenge, requires the
+ * gateway to prove its pinned identity in the welcome, serves requests, and reconnects with backoff whenever the
+ * socket drops or the gateway fails to prove itself. Nothing the gateway sends is obeyed before that proof.
  */
 export class GatewayConnection {
   private ws: WebSocket | null = null;
@@ -60,6 +65,10 @@ export class GatewayConnection {
   private readonly inflight = new Map<string, { controller: AbortController; stream: RequestStream }>();
   private readonly key;
   private readonly url: string;
+  /** The gateway identity key pinned at join (SPKI DER, base64). */
+  private readonly gatewayKey: string;
+  /** For wss://: the TLS certificate pin seen at join. */
+  private readonly tlsPin: string | null;
   private connectedOnce: (() => void) | null = null;
   /** Resolves after the first successful handshake. */
   readonly ready: Promise<void>;
@@ -71,6 +80,9 @@ export class GatewayConnection {
     private readonly handlers: ConnectionHandlers,
     private readonly backoff: Backoff = { initialMs: 500, maxMs: 30_000 },
   ) {
+    // Fails closed, before any socket, for a state without a pin (enrolled by older code).
+    this.gatewayKey = pinnedGatewayKey(state);
+    this.tlsPin = pinnedCertificate(state);
     this.key = createPrivateKey(state.private_key_pem);
     this.url = agentSocketUrl(checkGatewayUrl(state.gateway_url, state.insecure));
     this.ready = new Promise((resolve) => {
@@ -153,12 +165,33 @@ export class GatewayConnection {
       // and production links are TLS. An all-zero mask lets ws skip XOR-ing every byte on both ends, which is
       // most of the CPU a bulk transfer costs the agent and the gateway.
       generateMask: (mask) => mask.fill(0),
+      // The chain and the name are validated as usual; on top, the certificate's key must be the one seen at join.
+      // (ws hands this to tls.connect, whose contract is Node's: return an Error to refuse; its typing is older.)
+      ...(this.tlsPin
+        ? {
+            checkServerIdentity: ((host: string, cert: PeerCertificate) =>
+              this.checkPin(host, cert)) as unknown as WebSocket.ClientOptions['checkServerIdentity'],
+          }
+        : {}),
     });
     // Binary messages (data frames) arrive as their fragments, views of what the socket read: no copy per message.
     ws.binaryType = 'fragments';
     this.ws = ws;
     let heartbeatMs = 15_000;
     let welcomed = false;
+    /** Set once we answered the challenge: what the gateway's proof must cover. */
+    let transcript: HandshakeTranscript | null = null;
+    // Anything but the handshake before the gateway proved itself: obey nothing, close, and say so.
+    const refuseUnproven = (what: string) => {
+      this.handlers.log(
+        `refused ${what} from ${this.state.gateway_url} before the gateway proved its identity; closing (protocol_error)`,
+      );
+      this.sendOn(ws, {
+        type: 'error',
+        error: { code: 'protocol_error', message: `${what} before the gateway proved its identity` },
+      });
+      ws.close(1008, 'protocol_error');
+    };
 
     ws.on('ping', () => this.armWatchdog(ws, heartbeatMs));
     ws.on('error', (err) => this.handlers.log(`socket error: ${err.message}`));
@@ -171,6 +204,11 @@ export class GatewayConnection {
       this.scheduleReconnect();
     });
     ws.on('message', (raw, isBinary) => {
+      if (!welcomed && ws.readyState !== WebSocket.OPEN) return;
+      if (isBinary && !welcomed) {
+        refuseUnproven('a data frame');
+        return;
+      }
       if (isBinary) {
         const data = decodeDataFragments(Array.isArray(raw) ? raw : [rawBuffer(raw)]);
         if (!data) {
@@ -190,18 +228,55 @@ export class GatewayConnection {
         ws.close(1008, 'protocol_error');
         return;
       }
+      if (!welcomed && frame.type !== 'challenge' && frame.type !== 'welcome' && frame.type !== 'error') {
+        refuseUnproven(`a ${frame.type} frame`);
+        return;
+      }
       switch (frame.type) {
         case 'challenge': {
-          const signature = sign(null, Buffer.from(challengeText(frame.nonce, this.state.machine_id)), this.key);
+          if (transcript || welcomed) {
+            refuseUnproven('a second challenge');
+            return;
+          }
+          if (frame.protocol !== PROTOCOL_VERSION) {
+            this.handlers.log(
+              `the gateway speaks protocol ${frame.protocol}, this agent ${PROTOCOL_VERSION}: upgrade the older side`,
+            );
+            ws.close(4400, 'protocol_error');
+            return;
+          }
+          transcript = {
+            protocol: PROTOCOL_VERSION,
+            machineId: this.state.machine_id,
+            gatewayNonce: frame.nonce,
+            agentNonce: newAgentNonce(),
+          };
+          const signature = sign(null, Buffer.from(agentAuthText(transcript)), this.key);
           this.sendOn(ws, {
             type: 'auth',
             machine_id: this.state.machine_id,
+            nonce: transcript.agentNonce,
             signature: signature.toString('base64'),
             info: agentInfo(),
           });
           return;
         }
         case 'welcome':
+          if (welcomed || !transcript) {
+            refuseUnproven(welcomed ? 'a second welcome' : 'a welcome without a challenge');
+            return;
+          }
+          if (
+            frame.machine_id !== this.state.machine_id ||
+            !gatewayProofValid(this.gatewayKey, transcript, frame.proof)
+          ) {
+            // Not the gateway we joined (or a replayed welcome): close, and retry later with backoff.
+            this.handlers.log(
+              `the gateway at ${this.state.gateway_url} failed to prove the identity pinned at join; refusing it (unauthenticated)`,
+            );
+            ws.close(4401, 'unauthenticated');
+            return;
+          }
           welcomed = true;
           heartbeatMs = frame.heartbeat_ms;
           this.attempt = 0;
@@ -239,5 +314,16 @@ export class GatewayConnection {
           return;
       }
     });
+  }
+
+  /** tls `checkServerIdentity`: the usual host-name check, then the pin taken at join. */
+  private checkPin(host: string, cert: PeerCertificate): Error | undefined {
+    const usual = checkServerIdentity(host, cert);
+    if (usual) return usual;
+    if (certificatePin(cert) === this.tlsPin) return undefined;
+    this.handlers.log(
+      `the TLS certificate of ${this.state.gateway_url} is not the one pinned at join; refusing it (unauthenticated)`,
+    );
+    return new Error('the gateway certificate does not match the pin taken at join');
   }
 }

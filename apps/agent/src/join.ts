@@ -1,12 +1,62 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { EnrollResponse, ErrorPayload, LetKiteError } from '@letkite/protocol';
 import { agentInfo } from './agent-info';
+import { certificatePin } from './gateway-trust';
 import { checkGatewayUrl } from './gateway-url';
 import { type AgentState, saveState } from './state';
 
+/** Largest enrollment answer we read. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /**
- * Enrolls this machine: makes an Ed25519 key pair, spends the join token on it at the gateway, and saves the
- * state. The private key never leaves the machine; the join token travels in the request body, never in a URL.
+ * POSTs JSON and reads the answer, remembering the pin of the TLS certificate that carried it (validated as usual:
+ * chain and host name). A fresh connection (`agent: false`) so the pin is of this very exchange.
+ */
+function postJson(url: URL, body: string): Promise<{ status: number; body: unknown; tlsPin: string | null }> {
+  return new Promise((resolve, reject) => {
+    let tlsPin: string | null = null;
+    const options = {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      checkServerIdentity: (host: string, cert: PeerCertificate) => {
+        const usual = checkServerIdentity(host, cert);
+        if (!usual) tlsPin = certificatePin(cert);
+        return usual;
+      },
+    };
+    const onResponse = (res: import('node:http').IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) res.destroy(new Error('enrollment answer too large'));
+        else chunks.push(c);
+      });
+      res.on('error', reject);
+      res.on('end', () => {
+        let parsed: unknown = null;
+        try {
+          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {}
+        resolve({ status: res.statusCode ?? 0, body: parsed, tlsPin });
+      });
+    };
+    const req =
+      url.protocol === 'https:' ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error('enrollment timed out')));
+    req.end(body);
+  });
+}
+
+/**
+ * Enrolls this machine: makes an Ed25519 key pair, spends the join token on it at the gateway, pins the gateway's
+ * identity key it answers with (and, over https, its TLS certificate), and saves the state. The private key never
+ * leaves the machine; the join token travels in the request body, never in a URL.
  */
 export async function joinGateway(input: {
   gatewayUrl: string;
@@ -17,29 +67,51 @@ export async function joinGateway(input: {
 }): Promise<AgentState> {
   const gateway = checkGatewayUrl(input.gatewayUrl, input.insecure ?? false);
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const res = await fetch(new URL('/agent/v1/enroll', gateway), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
+  const res = await postJson(
+    new URL('/agent/v1/enroll', gateway),
+    JSON.stringify({
       join_token: input.joinToken,
       public_key: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
       info: agentInfo(),
       ...(input.name ? { name: input.name } : {}),
     }),
-  });
-  const body: unknown = await res.json().catch(() => null);
-  if (!res.ok) {
+  );
+  const body = res.body;
+  if (res.status < 200 || res.status > 299) {
     const err = ErrorPayload.safeParse((body as { error?: unknown } | null)?.error);
     if (err.success) throw LetKiteError.fromPayload(err.data);
     throw new LetKiteError('internal', `enrollment failed with HTTP ${res.status}`);
   }
-  const enrolled = EnrollResponse.parse(body);
+  const enrolled = EnrollResponse.safeParse(body);
+  if (!enrolled.success) {
+    throw new LetKiteError(
+      'protocol_error',
+      'the gateway did not answer the enrollment with its identity key (is it an older LetKite?); nothing was saved',
+    );
+  }
+  try {
+    if (
+      createPublicKey({ key: Buffer.from(enrolled.data.gateway_public_key, 'base64'), format: 'der', type: 'spki' })
+        .asymmetricKeyType !== 'ed25519'
+    )
+      throw new Error('not ed25519');
+  } catch {
+    throw new LetKiteError(
+      'protocol_error',
+      'the gateway identity key is not an Ed25519 public key; nothing was saved',
+    );
+  }
+  if (gateway.protocol === 'https:' && !res.tlsPin) {
+    throw new LetKiteError('protocol_error', 'could not read the gateway TLS certificate to pin; nothing was saved');
+  }
   const state: AgentState = {
     gateway_url: gateway.toString(),
-    machine_id: enrolled.machine_id,
-    name: enrolled.name,
+    machine_id: enrolled.data.machine_id,
+    name: enrolled.data.name,
     private_key_pem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     insecure: input.insecure ?? false,
+    gateway_public_key: enrolled.data.gateway_public_key,
+    ...(res.tlsPin ? { gateway_tls_pin: res.tlsPin } : {}),
   };
   saveState(input.stateDir, state);
   return state;

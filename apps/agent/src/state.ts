@@ -2,7 +2,10 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { z } from 'zod';
 
-/** What `letkite agent join` leaves behind: where the gateway is, who we are, and our private key. */
+/**
+ * What `letkite agent join` leaves behind: where the gateway is, who we are, our private key, and the gateway
+ * identity we pinned (docs/design/agent-trust.md).
+ */
 export const AgentState = z.object({
   gateway_url: z.string().url(),
   machine_id: z.string().min(1),
@@ -11,6 +14,13 @@ export const AgentState = z.object({
   private_key_pem: z.string().min(1),
   /** Allow plain ws:// to a non-loopback gateway (DESIGN §9: only with an explicit flag). */
   insecure: z.boolean().default(false),
+  /**
+   * The gateway's Ed25519 identity key (SPKI DER, base64) pinned at join; every welcome must be signed by it.
+   * Optional only so that a state from before pinning still parses: such a state refuses to connect.
+   */
+  gateway_public_key: z.string().min(1).optional(),
+  /** For an https gateway: SHA-256 (base64) of the TLS certificate's public key seen at join. */
+  gateway_tls_pin: z.string().min(1).optional(),
 });
 export type AgentState = z.infer<typeof AgentState>;
 

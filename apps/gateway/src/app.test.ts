@@ -1,10 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '@letkite/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from './app';
 import { openApprovals } from './approvals/open-approvals';
 import { createApiToken } from './auth/create-api-token';
 import type { GatewayDeps } from './deps';
+import { loadGatewayIdentity } from './hub/gateway-identity';
 import { LocalHub } from './hub/local-hub';
 import { createJoinToken } from './machines/create-join-token';
 import { McpEndpoint } from './mcp/mcp-endpoint';
@@ -18,6 +22,10 @@ import { SqliteStore } from './store/sqlite/sqlite-store';
 const info = { hostname: 'h1', os: 'linux', arch: 'x64', version: '0.1.0', protocol: PROTOCOL_VERSION };
 const publicKey = () =>
   generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+
+const gatewayIdentity = loadGatewayIdentity(
+  join(mkdtempSync(join(tmpdir(), 'letkite-app-test-')), 'gateway-identity.pem'),
+);
 
 describe('gateway HTTP routes', () => {
   let store: SqliteStore;
@@ -46,6 +54,7 @@ describe('gateway HTTP routes', () => {
       log: () => {},
       publicUrl: 'http://localhost:1',
       version: 'test',
+      gatewayIdentity,
     };
     const oauth = {
       store: new SqliteOAuthStore(store),

@@ -38,7 +38,12 @@ export function createApp(deps: AppDeps): Hono {
   app.post('/agent/v1/enroll', bodyLimit({ maxSize: 64 * 1024 }), async (c) => {
     const parsed = EnrollRequest.safeParse(await c.req.json().catch(() => null));
     if (!parsed.success) throw new LetKiteError('invalid_params', 'malformed enrollment request');
-    return c.json(await enrollMachine({ store: deps.store, now: deps.now() }, parsed.data));
+    return c.json(
+      await enrollMachine(
+        { store: deps.store, now: deps.now(), gatewayPublicKey: deps.gatewayIdentity.publicKey },
+        parsed.data,
+      ),
+    );
   });
 
   app.route('/api', identityApi(deps));

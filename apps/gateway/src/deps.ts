@@ -1,4 +1,5 @@
 import type { Approvals } from './approvals/approvals';
+import type { GatewayIdentity } from './hub/gateway-identity';
 import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
 import type { Mailer } from './notify/mailer';
@@ -19,4 +20,6 @@ export interface GatewayDeps {
   /** The gateway's public base URL, e.g. http://localhost:8787 */
   publicUrl: string;
   version: string;
+  /** The identity key agents pin at enrollment and check on every connect. */
+  gatewayIdentity: GatewayIdentity;
 }

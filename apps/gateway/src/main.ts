@@ -9,6 +9,7 @@ import { openApprovals } from './approvals/open-approvals';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
 import { handleAgentSocket } from './hub/agent-endpoint';
+import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from './hub/gateway-identity';
 import { LocalHub } from './hub/local-hub';
 import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
@@ -28,6 +29,8 @@ export interface RunningGateway {
   identity: IdentityStore;
   account: Account;
   owner: User;
+  /** The identity key agents pin at enrollment (docs/design/agent-trust.md). */
+  gatewayIdentity: GatewayIdentity;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,8 @@ export async function startGateway(
   const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
   const now = () => new Date();
   const { account, owner } = await store.bootstrap(now().toISOString());
+  const gatewayIdentity = loadGatewayIdentity(gatewayIdentityFile(config.dataDir));
+  log(`gateway identity ${gatewayIdentity.fingerprint}`);
   const identity = openIdentityStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
@@ -84,7 +89,18 @@ export async function startGateway(
       .catch((err) => log(`expiring approvals failed: ${String(err)}`));
   }, 15_000);
   expiry.unref();
-  const deps: GatewayDeps = { store, identity, mailer, hub, approvals, now, log, publicUrl, version: GATEWAY_VERSION };
+  const deps: GatewayDeps = {
+    store,
+    identity,
+    mailer,
+    hub,
+    approvals,
+    now,
+    log,
+    publicUrl,
+    version: GATEWAY_VERSION,
+    gatewayIdentity,
+  };
   const mcp = new McpEndpoint(deps, toolHandlers);
   const oauth = {
     store: openOAuthStore(store),
@@ -103,7 +119,7 @@ export async function startGateway(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) =>
-      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs }),
+      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs, gatewayIdentity }),
     );
   });
 
@@ -115,6 +131,7 @@ export async function startGateway(
     identity,
     account,
     owner,
+    gatewayIdentity,
     async close() {
       clearInterval(expiry);
       await mcp.close();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalProof } from './approval-proof';
 import { ErrorPayload } from './errors';
 import { TransferEntry } from './ops-transfer';
 
@@ -6,8 +7,14 @@ import { TransferEntry } from './ops-transfer';
  * Gateway↔agent frames. Every frame is one JSON text message (≤ MAX_FRAME_BYTES) and one member of these
  * discriminated unions. The handshake:
  *
- *   gateway → challenge {nonce}          agent → auth {machine_id, signature over the nonce, info}
- *   gateway → welcome {machine_id}       (or an `error` frame, then close)
+ *   gateway → challenge {nonce: N_g}     agent → auth {machine_id, nonce: N_a, signature over agentAuthText, info}
+ *   gateway → welcome {machine_id, proof: its identity key's signature over gatewayProofText}
+ *                                        (or an `error` frame, then close)
+ *
+ * Authentication is mutual (docs/design/agent-trust.md): the agent pinned the gateway's identity key at enrollment
+ * and obeys nothing (no request, cancel, credit or data frame) until the welcome's proof verifies against that pin.
+ * Both signed texts bind both fresh nonces, the machine id and the protocol version, so an old welcome cannot be
+ * replayed and, having different labels, neither side's signature can be reflected as the other's.
  *
  * After that the gateway sends `request` frames; the agent answers each with zero or more `chunk` frames and
  * exactly one `response` or `error` frame carrying the same id. Heartbeats are WebSocket pings. A streamed request
@@ -26,12 +33,36 @@ export const AgentInfo = z.object({
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;
 
-/** Text the agent signs to prove it holds the enrolled key: binds the nonce to this protocol and machine. */
-export function challengeText(nonce: string, machineId: string): string {
-  return `letkite-agent-auth:v1:${machineId}:${nonce}`;
+/** What both handshake signatures bind: the protocol, the machine and the fresh nonce of each side. */
+export interface HandshakeTranscript {
+  protocol: number;
+  machineId: string;
+  /** The gateway's challenge nonce (N_g). */
+  gatewayNonce: string;
+  /** The agent's own nonce (N_a), fresh on every connect. */
+  agentNonce: string;
+}
+
+/** A JSON array keeps the fields unambiguous whatever characters a machine id holds. */
+function transcriptText(label: string, t: HandshakeTranscript): string {
+  return JSON.stringify([label, t.protocol, t.machineId, t.gatewayNonce, t.agentNonce]);
+}
+
+/** Text the agent signs with its enrolled key to prove it is the machine it claims to be. */
+export function agentAuthText(t: HandshakeTranscript): string {
+  return transcriptText('letkite-agent-auth', t);
+}
+
+/** Text the gateway signs with its identity key (pinned by the agent at enrollment) to prove it is the gateway. */
+export function gatewayProofText(t: HandshakeTranscript): string {
+  return transcriptText('letkite-gateway-proof', t);
 }
 
 const id = z.string().min(1).max(64);
+/** A handshake nonce: fresh random bytes, base64url. */
+const nonce = z.string().regex(/^[A-Za-z0-9_-]{16,128}$/);
+/** An Ed25519 signature, base64. */
+const signature = z.string().min(1).max(256);
 
 /** Facts the agent needs to re-check a request on its side (DESIGN §3: every call is checked twice). */
 export const RequestContext = z.object({
@@ -41,6 +72,8 @@ export const RequestContext = z.object({
   confirm: z.boolean().optional(),
   /** The gateway holds a fresh human approval for exactly this call. */
   approved: z.boolean().optional(),
+  /** The approver's passkey assertion over this call's binding, which the agent verifies itself (approval-proof.ts). */
+  approval_proof: ApprovalProof.optional(),
   /** For the agent's local log: who asked (never a secret). */
   actor: z.string().max(200).optional(),
 });
@@ -49,13 +82,15 @@ export type RequestContext = z.infer<typeof RequestContext>;
 // gateway → agent
 export const ChallengeFrame = z.object({
   type: z.literal('challenge'),
-  nonce: z.string().min(16).max(128),
+  nonce,
   protocol: z.number().int(),
 });
 export const WelcomeFrame = z.object({
   type: z.literal('welcome'),
   machine_id: id,
   heartbeat_ms: z.number().int().positive(),
+  /** The gateway identity key's signature over `gatewayProofText` (base64). */
+  proof: signature,
 });
 export const RequestFrame = z.object({
   type: z.literal('request'),
@@ -90,7 +125,10 @@ export const StreamEndFrame = z.object({
 export const AuthFrame = z.object({
   type: z.literal('auth'),
   machine_id: id,
-  signature: z.string().min(1).max(256),
+  /** The agent's fresh nonce (N_a) that the gateway's proof must cover. */
+  nonce,
+  /** The machine key's signature over `agentAuthText` (base64). */
+  signature,
   info: AgentInfo,
 });
 export const ChunkFrame = z.object({
@@ -140,6 +178,8 @@ export const AgentFrame = z.discriminatedUnion('type', [
 export type AgentFrame = z.infer<typeof AgentFrame>;
 
 export type RequestFrame = z.infer<typeof RequestFrame>;
+export type AuthFrame = z.infer<typeof AuthFrame>;
+export type WelcomeFrame = z.infer<typeof WelcomeFrame>;
 export type ChunkFrame = z.infer<typeof ChunkFrame>;
 export type ReportFrame = z.infer<typeof ReportFrame>;
 export type CreditFrame = z.infer<typeof CreditFrame>;
@@ -156,5 +196,10 @@ export const EnrollRequest = z.object({
   name: z.string().min(1).max(128).optional(),
 });
 export type EnrollRequest = z.infer<typeof EnrollRequest>;
-export const EnrollResponse = z.object({ machine_id: id, name: z.string() });
+export const EnrollResponse = z.object({
+  machine_id: id,
+  name: z.string(),
+  /** The gateway's long-lived Ed25519 identity key (SPKI DER, base64): the agent pins it and checks every welcome. */
+  gateway_public_key: z.string().min(1).max(512),
+});
 export type EnrollResponse = z.infer<typeof EnrollResponse>;

@@ -6,7 +6,7 @@ import { agentStateDir } from '../paths';
 
 const USAGE =
   'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--ceiling PATH] [--insecure]\n' +
-  '       letkite agent run [--state-dir DIR] [--ceiling PATH]';
+  '       letkite agent run [--state-dir DIR] [--ceiling PATH] [--protect PATH]...';
 
 /** The ceiling file: --ceiling, else LETKITE_CEILING, else /etc/letkite/ceiling.toml. */
 function ceilingPath(flag: string | undefined, env: Record<string, string | undefined>): string {
@@ -71,7 +71,11 @@ async function join(args: string[], io: CliIo): Promise<number> {
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { 'state-dir': { type: 'string' }, ceiling: { type: 'string' } },
+    options: {
+      'state-dir': { type: 'string' },
+      ceiling: { type: 'string' },
+      protect: { type: 'string', multiple: true },
+    },
     strict: true,
   });
   const stateDir = agentStateDir(values['state-dir'], io.env);
@@ -80,10 +84,20 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr.write(`letkite: no agent state in ${stateDir}; run "letkite agent join <gateway-url> <token>" first\n`);
     return EXIT_FAILED;
   }
+  if (!state.gateway_public_key) {
+    // Fail closed: no trust-on-first-use, since whoever answers first on the URL may be an impostor.
+    io.stderr.write(
+      `letkite: the agent state in ${stateDir} has no pinned gateway identity (it was enrolled by an older LetKite), ` +
+        'so the agent will not connect. Re-join with a new join token from the gateway:\n' +
+        `  letkite agent join ${state.gateway_url} - --state-dir ${stateDir} < token-file\n`,
+    );
+    return EXIT_FAILED;
+  }
   const a = new Agent(state, {
     log: (msg) => io.stderr.write(`[agent] ${msg}\n`),
     ceilingPath: ceilingPath(values.ceiling, io.env),
     stateDir,
+    protectedPaths: values.protect ?? [],
   });
   await a.start();
   await new Promise<void>((resolve) => {

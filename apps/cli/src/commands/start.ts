@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
+import { joinGateway, loadState, saveState, writeDefaultCeiling } from '@letkite/agent';
 import {
   createApiToken,
   createJoinToken,
@@ -75,10 +75,18 @@ export async function start(args: string[], io: CliIo): Promise<number> {
   return EXIT_OK;
 }
 
-/** Enrolls the local agent on first start; later starts reuse it (if its machine still exists). */
+/**
+ * Enrolls the local agent on first start; later starts reuse it (if its machine still exists). This process is the
+ * gateway, so it pins its own identity key into the local agent's state directly (a state from before pinning too).
+ */
 async function ensureLocalAgent(gw: RunningGateway, agentDir: string): Promise<void> {
   const state = loadState(agentDir);
-  if (state && (await gw.store.getMachine(state.machine_id))) return;
+  if (state && (await gw.store.getMachine(state.machine_id))) {
+    if (state.gateway_public_key !== gw.gatewayIdentity.publicKey) {
+      saveState(agentDir, { ...state, gateway_public_key: gw.gatewayIdentity.publicKey });
+    }
+    return;
+  }
   const join = await createJoinToken(
     { store: gw.store, now: new Date() },
     { accountId: gw.account.id, actor: 'system:start' },

@@ -1,8 +1,9 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { AgentFrame, challengeText, decodeDataFragments, PROTOCOL_VERSION } from '@letkite/protocol';
+import { AgentFrame, agentAuthText, decodeDataFragments, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { Store } from '../store/types';
 import { AgentSession, newNonce } from './agent-session';
+import type { GatewayIdentity } from './gateway-identity';
 import type { LocalHub } from './local-hub';
 
 export interface AgentEndpointDeps {
@@ -11,6 +12,8 @@ export interface AgentEndpointDeps {
   now: () => Date;
   log: (msg: string) => void;
   heartbeatMs: number;
+  /** The identity key agents pinned at enrollment; every welcome carries its proof. */
+  gatewayIdentity: GatewayIdentity;
   /** How long an agent has to answer the challenge. */
   handshakeTimeoutMs?: number;
 }
@@ -36,8 +39,19 @@ function signatureValid(publicKeyB64: string, text: string, signatureB64: string
   }
 }
 
+/** The protocol an unparsable auth frame claims, to tell an agent of another version why it is refused. */
+function claimedProtocol(data: RawData, isBinary: boolean): unknown {
+  if (isBinary) return undefined;
+  try {
+    return (JSON.parse(data.toString()) as { info?: { protocol?: unknown } }).info?.protocol;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Serves one agent WebSocket: challenge → signed auth → welcome, then hands frames to an AgentSession.
+ * Serves one agent WebSocket: challenge → signed auth → welcome with the gateway's own proof (the identity key
+ * signs both nonces, the machine id and the protocol), then hands frames to an AgentSession.
  * A malformed frame at any point closes this socket only; the gateway keeps serving everyone else.
  */
 export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void {
@@ -70,6 +84,11 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
       return;
     }
     const frame = parseFrame(data, isBinary);
+    const claimed = session || frame ? undefined : claimedProtocol(data, isBinary);
+    if (typeof claimed === 'number' && claimed !== PROTOCOL_VERSION) {
+      refuse('protocol_error', `protocol ${claimed} is not supported (gateway speaks ${PROTOCOL_VERSION})`, 4400);
+      return;
+    }
     if (!frame) {
       deps.log(`agent ${session?.machineId ?? '(unauthenticated)'}: malformed frame, closing its socket`);
       refuse('protocol_error', 'malformed frame', 1008);
@@ -88,8 +107,14 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
   });
 
   async function authenticate(frame: Extract<AgentFrame, { type: 'auth' }>): Promise<void> {
+    const transcript = {
+      protocol: PROTOCOL_VERSION,
+      machineId: frame.machine_id,
+      gatewayNonce: nonce,
+      agentNonce: frame.nonce,
+    };
     const machine = await deps.store.getMachine(frame.machine_id);
-    if (!machine || !signatureValid(machine.publicKey, challengeText(nonce, frame.machine_id), frame.signature)) {
+    if (!machine || !signatureValid(machine.publicKey, agentAuthText(transcript), frame.signature)) {
       deps.log(`agent auth refused for machine id "${frame.machine_id}"`);
       refuse('unauthenticated', 'unknown machine or bad signature', 4401);
       return;
@@ -140,7 +165,12 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
       agentVersion: frame.info.version,
       at: deps.now().toISOString(),
     });
-    s.send({ type: 'welcome', machine_id: machine.id, heartbeat_ms: deps.heartbeatMs });
+    s.send({
+      type: 'welcome',
+      machine_id: machine.id,
+      heartbeat_ms: deps.heartbeatMs,
+      proof: deps.gatewayIdentity.proveHandshake(transcript),
+    });
     deps.log(`agent ${machine.id} (${machine.name}) connected from ${frame.info.hostname}`);
   }
 

@@ -16,10 +16,14 @@ export function normaliseMachineName(raw: string): string {
 }
 
 /**
- * Spends a one-time join token on a new machine with the agent's Ed25519 public key. A reused, expired or unknown
- * token is refused with `invalid_token` (the same answer for all three, so tokens cannot be probed).
+ * Spends a one-time join token on a new machine with the agent's Ed25519 public key, and hands back the gateway's
+ * identity key for the agent to pin. A reused, expired or unknown token is refused with `invalid_token` (the same
+ * answer for all three, so tokens cannot be probed).
  */
-export async function enrollMachine(ctx: { store: Store; now: Date }, input: EnrollRequest): Promise<EnrollResponse> {
+export async function enrollMachine(
+  ctx: { store: Store; now: Date; gatewayPublicKey: string },
+  input: EnrollRequest,
+): Promise<EnrollResponse> {
   try {
     const key = createPublicKey({ key: Buffer.from(input.public_key, 'base64'), format: 'der', type: 'spki' });
     if (key.asymmetricKeyType !== 'ed25519') throw new Error('not ed25519');
@@ -64,5 +68,5 @@ export async function enrollMachine(ctx: { store: Store; now: Date }, input: Enr
     },
   );
   if (!ok) throw refused;
-  return { machine_id: id, name };
+  return { machine_id: id, name, gateway_public_key: ctx.gatewayPublicKey };
 }
