@@ -15,12 +15,15 @@ import type { Ceiling } from './ceiling-schema';
  *   included, which a merged single list could not promise.
  * - `rule_layers` are extra command-rule layers (the ceiling's `rules`): within a layer the first match wins and
  *   no match gives no verdict; the strictest verdict over `commands` and every layer is the answer.
+ * - `ceiling_allow` is the ceiling's own program allowlist when the ceiling forces allowlist mode (null otherwise):
+ *   a command must be allowed by it AND by `commands.allow` (`judgeCommand` checks both).
  * - `terminals`, `transfers`, `wake`, `run_as` come from the ceiling (policies have no say in them), with
  *   `terminals` already false where no shell exists (shell off or allowlist mode).
  */
 export interface ClampedPolicy extends Omit<Policy, 'files'> {
   file_layers: FileRule[][];
   rule_layers: CommandRule[][];
+  ceiling_allow: string[] | null;
   terminals: boolean;
   transfers: boolean;
   wake: boolean;
@@ -67,6 +70,7 @@ export function clampToCeiling(policy: Policy, ceiling: Ceiling): ClampedPolicy 
       allow: [...policy.commands.allow],
     },
     rule_layers: ceiling.rules.length > 0 ? [ceiling.rules.map((r) => ({ ...r }))] : [],
+    ceiling_allow: ceiling.commands_mode === 'allowlist' ? [...ceiling.allow] : null,
     approval: { ...policy.approval, tools: [...policy.approval.tools] },
     terminals: ceiling.terminals && shell !== 'off' && mode === 'shell',
     transfers: ceiling.transfers,

@@ -21,6 +21,8 @@ test('the documented defaults', () => {
     wake: false,
     run_as: 'letkite',
     rules: [],
+    allow: [],
+    approvers: [],
   });
 });
 

@@ -1,4 +1,9 @@
-import { type Reason as EvaluationReason, evaluateCommand, type Verdict } from '@letkite/command-rules';
+import {
+  type Reason as EvaluationReason,
+  evaluateCommand,
+  strictestVerdict,
+  type Verdict,
+} from '@letkite/command-rules';
 import { type ErrorCode, LetKiteError } from '@letkite/protocol';
 import type { Ceiling } from './ceiling-schema';
 import type { ClampedPolicy } from './clamp-to-ceiling';
@@ -42,12 +47,52 @@ export function judgeCommand(
     confirm: options.confirm ?? false,
     ceilingRules: clamped.rule_layers.flat(),
   });
+  if (clamped.ceiling_allow !== null) {
+    // The ceiling's own allowlist is a second, independent gate: the policy's list can only narrow it.
+    const own = ceilingAllowlistReasons(command, clamped.ceiling_allow, options);
+    evaluation.reasons.push(...own);
+    evaluation.verdict = strictestVerdict(evaluation.verdict, ...own.map((r) => r.verdict));
+  }
   const deciding = evaluation.reasons.filter((r) => r.verdict === evaluation.verdict);
   const ceilingForcedAllowlist = ceiling?.commands_mode === 'allowlist';
   const byCeiling =
     deciding.some((r) => r.layer === 'ceiling') ||
     (ceilingForcedAllowlist && deciding.some((r) => r.layer === 'allowlist' || r.layer === 'parse'));
   return { verdict: evaluation.verdict, reasons: evaluation.reasons, layer: byCeiling ? 'ceiling' : 'policy' };
+}
+
+/** The ceiling allowlist's verdict on a command, as reasons of the `ceiling` layer. */
+function ceilingAllowlistReasons(
+  command: string | string[],
+  allow: readonly string[],
+  options: { confirm?: boolean; env?: Record<string, string> | undefined },
+): EvaluationReason[] {
+  if (allow.length === 0) {
+    return [
+      {
+        command: typeof command === 'string' ? [command] : command,
+        layer: 'ceiling',
+        verdict: 'deny',
+        message:
+          'this machine\'s ceiling forces allowlist mode (commands_mode = "allowlist") and its allow list is empty, so no command runs here',
+      },
+    ];
+  }
+  const own = evaluateCommand(
+    command,
+    { mode: 'allowlist', rulesets: [], default: 'deny', rules: [], allow: [...allow] },
+    { confirm: options.confirm ?? false, ...(options.env ? { env: options.env } : {}) },
+  );
+  return own.reasons
+    .filter((r) => r.layer === 'allowlist' || r.layer === 'parse')
+    .map((r) => ({
+      ...r,
+      layer: 'ceiling' as const,
+      message:
+        r.verdict === 'allow'
+          ? `this machine's ceiling allowlist: ${r.message}`
+          : `this machine's ceiling allowlist refuses it: ${r.message}`,
+    }));
 }
 
 /**

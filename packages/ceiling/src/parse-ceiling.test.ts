@@ -48,6 +48,8 @@ describe('parseCeilingToml', () => {
       wake: false,
       run_as: 'letkite',
       rules: [{ match: 'systemctl *', verdict: 'approve' }],
+      allow: [],
+      approvers: [],
     });
   });
 

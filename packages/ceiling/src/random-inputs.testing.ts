@@ -85,6 +85,17 @@ export function randomPolicy(r: Random): Policy {
   };
 }
 
+/** Real COSE public keys (P-256 and Ed25519) for pinned approvers. */
+export const SAMPLE_COSE_KEYS = {
+  es256: 'pQECAyYgASFYIMnaKxRDYfnDwbuRtqW5U44ZxBYKAxaoowK8pwJpqzsmIlggdTzJjL0NMskwmDxzF9aylP3qawQeF4QAL95RlTQoi7Y',
+  ed25519: 'pAEBAycgBiFYIBQmF34s4SM8A0tl-tukDSCMk2xUCnb07d-USUCjJhES',
+} as const;
+
+const approvers = [
+  { name: 'Petra', credential_id: 'cGV0cmE', public_key: SAMPLE_COSE_KEYS.es256, rp_id: 'letkite.example.com' },
+  { name: 'Rui "ops"', credential_id: 'cnVp', public_key: SAMPLE_COSE_KEYS.ed25519, rp_id: 'localhost' },
+];
+
 export function randomCeiling(r: Random): Ceiling {
   return {
     ...DEFAULT_CEILING,
@@ -100,6 +111,8 @@ export function randomCeiling(r: Random): Ceiling {
     wake: r.bool(),
     run_as: r.pick(['letkite', 'root', 'svc-app']),
     rules: r.some(rules, 2),
+    allow: r.some(['ls *', 'df -h', '/usr/bin/systemctl status *'], 2),
+    approvers: r.some(approvers, 2),
   };
 }
 

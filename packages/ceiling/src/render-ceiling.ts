@@ -50,6 +50,17 @@ const explanations: Record<keyof Ceiling, string[]> = {
   rules: [
     'Command rules added to every policy as a layer of their own; the strictest verdict wins.',
     'Example: rules = [ { match = "systemctl *", verdict = "approve" } ]',
+    'An approve verdict here needs an approval this machine verifies itself (see approvers).',
+  ],
+  allow: [
+    'With commands_mode = "allowlist": the only programs (+ argument patterns) that run here, whatever a policy',
+    "lists; a command must be on this list and on the policy's. Empty: no command runs.",
+  ],
+  approvers: [
+    "Passkeys this machine trusts to approve calls; the web app's Security page prints the line for each of yours.",
+    'When any are pinned, every approval this machine requires must be signed by one of them (passkey only, no',
+    'TOTP); with none, a ceiling approve rule can never be satisfied.',
+    'Example: approvers = [ { name = "Petra", credential_id = "…", public_key = "…", rp_id = "letkite.example.com" } ]',
   ],
 };
 
@@ -67,6 +78,8 @@ const keyOrder: (keyof Ceiling)[] = [
   'wake',
   'run_as',
   'rules',
+  'allow',
+  'approvers',
 ];
 
 /** Writes a ceiling as TOML that `parseCeilingToml` reads back to the same value; `comments` explains each key. */
