@@ -3,6 +3,7 @@ import { loadCommandRules } from '@letkite/command-rules';
 import { type AgentFrame, ExecParams, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
+import { ApprovalVerifier } from './guard/verify-approval';
 import { execCommand } from './executors/exec-command';
 import { isFileOp, runFileOp, stopFileWorkers } from './executors/file-op';
 import type { RequestStream } from './request-stream';
@@ -46,11 +47,13 @@ export class Agent {
   private readonly log: (msg: string) => void;
   private readonly transfers: TempJournal;
   private readonly stateful: StatefulOps;
+  private readonly approvals: ApprovalVerifier;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     this.log = options.log ?? ((msg) => console.error(`[agent] ${msg}`));
     this.transfers = new TempJournal(options.stateDir ?? null);
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
+    this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
     const uid = process.getuid?.() ?? 0;
     this.ceiling = new CeilingSource(options.ceilingPath ?? DEFAULT_CEILING_PATH, uid === 0 ? [0] : [0, uid], this.log);
     this.connection = new GatewayConnection(state, {
@@ -85,7 +88,10 @@ export class Agent {
     stream: RequestStream,
   ): Promise<void> {
     try {
-      const result = await this.run(frame, send, signal, stream);
+      // A proof of approval is checked (and used up) before anything else looks at the request.
+      const current = this.ceiling.current();
+      const checked = this.approvals.check(frame, current.source === 'error' ? null : current.ceiling);
+      const result = await this.run(checked, send, signal, stream);
       send({ type: 'response', id: frame.id, result });
     } catch (err) {
       const e = toLetKiteError(err);
