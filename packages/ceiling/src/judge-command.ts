@@ -18,13 +18,14 @@ export interface CommandJudgement {
 /**
  * Judges one command against a clamped policy: the shell level, the command mode and every rule layer (the
  * policy's rules and rule sets, the ceiling's rules, the built-in layers). Shared by the gateway and the agent so
- * both check a call the same way (DESIGN §3). `confirm: true` lifts a `confirm` verdict only.
+ * both check a call the same way (DESIGN §3). `confirm: true` lifts a `confirm` verdict only. `env` is the
+ * call's environment, judged like `NAME=value` written before the command (allowlist mode refuses what matters).
  */
 export function judgeCommand(
   clamped: ClampedPolicy,
   ceiling: Ceiling | null,
   command: string | string[],
-  options: { confirm?: boolean } = {},
+  options: { confirm?: boolean; env?: Record<string, string> | undefined } = {},
 ): CommandJudgement {
   if (clamped.shell === 'off') {
     const byCeiling = ceiling?.shell === 'off';
@@ -46,6 +47,7 @@ export function judgeCommand(
   const evaluation = evaluateCommand(command, clamped.commands, {
     confirm: options.confirm ?? false,
     ceilingRules: clamped.rule_layers.flat(),
+    ...(options.env ? { env: options.env } : {}),
   });
   if (clamped.ceiling_allow !== null) {
     // The ceiling's own allowlist is a second, independent gate: the policy's list can only narrow it.

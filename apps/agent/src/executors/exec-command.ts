@@ -1,13 +1,14 @@
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, chownSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { type ExecParams, type ExecResult, LetKiteError, type RequestContext } from '@letkite/protocol';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
+import { checkCwd } from '../guard/check-cwd';
 import { requestPolicy } from '../guard/request-policy';
 import { type RunAsAccount, resolveRunAs } from '../guard/run-as';
 import { sandboxSpecFor } from '../guard/sandbox-spec';
-import { commandEnv } from '../launch-plan';
+import { commandEnv, TRUSTED_PATH } from '../launch-plan';
 import { assertSandboxUsable, probeSandbox, sandboxRefusal, wrapInSandbox } from '../sandbox';
 import { type ExecOutput, type LaunchPlan, runExec } from './exec';
 
@@ -29,8 +30,9 @@ export async function execCommand(
   const command = params.command ?? params.argv ?? [];
   // exec_many runs this op on each machine; the gateway gates it when the policy lists exec (or exec_many).
   authorizeGatedTool(rp, 'exec', context);
-  const { words } = authorizeCommand(rp, command, context);
+  const { words } = authorizeCommand(rp, command, context, params.env);
   const account = resolveRunAs(rp.clamped.run_as);
+  const cwd = await checkCwd(rp, params.cwd, account.home);
 
   let argv: string[];
   if (isAllowlist(rp.clamped)) {
@@ -39,14 +41,14 @@ export async function execCommand(
         layer: 'allowlist',
       });
     }
-    argv = words;
+    argv = [resolveTrustedProgram(words[0] as string), ...words.slice(1)];
   } else {
     argv = params.command !== undefined ? ['/bin/sh', '-c', params.command] : [...(params.argv ?? [])];
   }
   const env = commandEnv(params.env, { username: account.name, homedir: account.home, shell: account.shell });
   const ids = account.switchUser ? { uid: account.uid, gid: account.gid } : {};
-  // Commands start in the account's home, or / for accounts whose home does not exist (nobody, daemons).
-  const withCwd = { ...params, cwd: params.cwd ?? (existsSync(account.home) ? account.home : '/') };
+  // Commands start in the checked real directory: the account's home (or /) unless the call names one.
+  const withCwd = { ...params, cwd };
 
   if (rp.clamped.shell === 'full') {
     const [file = '', ...args] = argv;
@@ -79,4 +81,26 @@ async function runSandboxed(
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Allowlist mode judges a bare program name on the trusted system path (DESIGN §4), so it also runs it from
+ * there: the first executable regular file named so in TRUSTED_PATH, as an absolute path, whatever PATH the
+ * command's environment holds. A name with a slash is the path the allowlist entry itself matched.
+ */
+export function resolveTrustedProgram(name: string): string {
+  if (name.includes('/')) return name;
+  for (const dir of TRUSTED_PATH.split(':')) {
+    const candidate = posix.join(dir, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here: try the next directory
+    }
+  }
+  throw new LetKiteError('not_found', `"${name}" is not installed in this machine's system directories`, {
+    layer: 'allowlist',
+  });
 }

@@ -2,6 +2,7 @@ import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RequestPolicy } from '../guard/request-policy';
+import { checkCwd } from '../guard/check-cwd';
 import { type RunAsAccount, resolveRunAs } from '../guard/run-as';
 import { sandboxSpecFor } from '../guard/sandbox-spec';
 import { commandEnv } from '../launch-plan';
@@ -31,7 +32,8 @@ export async function prepareLaunch(
   const account = resolveRunAs(rp.clamped.run_as);
   const env = commandEnv(options.env, { username: account.name, homedir: account.home, shell: account.shell });
   const ids = account.switchUser ? { uid: account.uid, gid: account.gid } : {};
-  const cwd = options.cwd ?? account.home;
+  // Checked against the file rules and resolved (issue #10 item 4); the account's home (or /) by default.
+  const cwd = await checkCwd(rp, options.cwd, account.home);
   if (rp.clamped.shell === 'full') {
     const [file = '', ...args] = argv;
     return { plan: { file, args, env, ...ids }, cwd, account, sandboxed: false, release: () => {} };

@@ -8,15 +8,17 @@ import { verifiedApprovalOf } from './verify-approval';
  * The agent's own check of a command (DESIGN §3: every call is checked twice): the shell level, the command mode
  * and the command rules — the request's policy rules plus the ceiling's — whatever the gateway decided. What the
  * ceiling forbids is `blocked_by_ceiling`. An `approve` verdict runs only with a human approval of exactly this
- * call that counts here (`humanApproval`: verified by the machine wherever the ceiling demands it). Returns the
- * command's words when it is one plain command (allowlist mode runs those with execve).
+ * call that counts here (`humanApproval`: verified by the machine wherever the ceiling demands it). `env` is
+ * the call's environment, judged like assignments before the command. Returns the command's words when it is
+ * one plain command (allowlist mode runs those with execve).
  */
 export function authorizeCommand(
   rp: RequestPolicy,
   command: string | string[],
   context: RequestContext,
+  env?: Record<string, string> | undefined,
 ): { words: string[] | null } {
-  const judgement = judgeCommand(rp.clamped, rp.ceiling, command, { confirm: context.confirm ?? false });
+  const judgement = judgeCommand(rp.clamped, rp.ceiling, command, { confirm: context.confirm ?? false, env });
   const approved = judgement.verdict === 'approve' && humanApproval(rp, context, judgement.layer === 'ceiling');
   const refusal = commandRefusal(judgement, approved);
   if (refusal) throw refusal;

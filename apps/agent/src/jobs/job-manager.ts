@@ -15,6 +15,7 @@ import {
 import { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { KILL_GRACE_MS } from '../executors/exec';
+import { resolveTrustedProgram } from '../executors/exec-command';
 import { type PreparedLaunch, prepareLaunch } from '../executors/prepare-launch';
 import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
@@ -110,7 +111,7 @@ export class JobManager {
     const rp = requestPolicy(context.policy, ceiling);
     const command = params.command ?? params.argv ?? [];
     authorizeGatedTool(rp, 'job_start', context);
-    const { words } = authorizeCommand(rp, command, context);
+    const { words } = authorizeCommand(rp, command, context, params.env);
     let argv: string[];
     if (isAllowlist(rp.clamped)) {
       if (!words || words.length === 0) {
@@ -118,7 +119,7 @@ export class JobManager {
           layer: 'allowlist',
         });
       }
-      argv = words;
+      argv = [resolveTrustedProgram(words[0] as string), ...words.slice(1)];
     } else {
       argv = params.command !== undefined ? ['/bin/sh', '-c', params.command] : [...(params.argv ?? [])];
     }

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { approveIfNeeded } from '../../approvals/gate';
 import { type MachineCall, prepareMachineCall } from '../../machines/prepare-machine-call';
 import { prepareForAi } from '../../output';
+import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import type { Machine } from '../../store/types';
 import { defineHandler, type ToolCallContext } from '../tool-handler';
@@ -32,8 +33,10 @@ export async function checkExec(
   }
   const command = input.command ?? input.argv ?? [];
   const prepared = await prepareMachineCall(ctx, ref);
+  refuseUnreachableCwd(prepared.policy, prepared.clamped, input.cwd);
   const judgement = judgeCommand(prepared.clamped, reportedCeiling(prepared.machine), command, {
     confirm: input.confirm ?? false,
+    env: input.env,
   });
   ctx.audit.decision = judgement.verdict;
   const refusal = commandRefusal(judgement, true);

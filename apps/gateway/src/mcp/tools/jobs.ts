@@ -2,6 +2,7 @@ import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop, LetKiteError } from '@letkite/protocol';
 import { approveIfNeeded } from '../../approvals/gate';
 import { maskSecrets } from '../../output';
+import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler } from '../tool-handler';
 import { prepareStatefulCall } from './stateful-call';
@@ -23,7 +24,11 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
   const command = input.command ?? input.argv ?? [];
   ctx.audit.details = input.command !== undefined ? { command: input.command } : { argv: input.argv };
   const m = await prepareStatefulCall(ctx, input.machine);
-  const judgement = judgeCommand(m.clamped, reportedCeiling(m.machine), command, { confirm: input.confirm ?? false });
+  refuseUnreachableCwd(m.policy, m.clamped, input.cwd);
+  const judgement = judgeCommand(m.clamped, reportedCeiling(m.machine), command, {
+    confirm: input.confirm ?? false,
+    env: input.env,
+  });
   ctx.audit.decision = judgement.verdict;
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);

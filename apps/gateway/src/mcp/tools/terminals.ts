@@ -14,6 +14,7 @@ import {
 import { z } from 'zod';
 import { policyToolReason, requireApproval } from '../../approvals/gate';
 import { compileRedactionPatterns, maskSecrets, prepareForAi } from '../../output';
+import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import type { Machine } from '../../store/types';
 import { defineHandler, type ToolCallContext } from '../tool-handler';
@@ -68,6 +69,7 @@ function maskTitle<T extends { title: string }>(info: T): T {
  */
 export const terminalOpenHandler = defineHandler(terminalOpen, async (input, ctx) => {
   const m = await terminalCall(ctx, input.machine);
+  refuseUnreachableCwd(m.policy, m.clamped, input.cwd);
   const { machine: _machine, ...params } = input;
   const needsHuman = policyToolReason(m.policy, 'terminal_open');
   ctx.audit.decision = needsHuman ? 'approve' : 'allow';
