@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
 import { GitDiffParams, type GitDiffResult, LetKiteError } from '@letkite/protocol';
+import { openRepository } from './git-repository';
 import { gitFailure, runGit } from './git-run';
 import { parseParams } from './parse-params';
 import { accessOf, type FileAccess, resolveExisting } from './resolve-path';
@@ -28,9 +29,8 @@ export async function gitDiff(params: GitDiffParams, access: FileAccess): Promis
   const cwd = isDirectory ? target.real : dirname(target.real);
   const options = { cwd, maxBytes: access.maxReadBytes, runAs: access.runAs };
 
-  const top = await runGit(['rev-parse', '--show-toplevel'], { ...options, maxBytes: 64 * 1024 });
-  if (top.code !== 0) throw gitFailure(top, input.path);
-  const root = top.stdout.toString('utf8').replace(/\n$/, '');
+  // The work tree, git dir, common dir and borrowed object stores, each checked against the file rules.
+  const { root } = await openRepository(options, access, input.path);
 
   // Pathspecs the caller asked for, relative to the top level (a file given as `path` limits the diff to it).
   const lexicalDir = isDirectory ? target.lexical : dirname(target.lexical);

@@ -6,6 +6,7 @@ import {
   type GitStatusResult,
   gitStatusCodes,
 } from '@letkite/protocol';
+import { openRepository } from './git-repository';
 import { gitFailure, runGit } from './git-run';
 import { parseParams } from './parse-params';
 import { accessOf, type FileAccess, resolveExisting } from './resolve-path';
@@ -78,9 +79,8 @@ export async function gitStatus(params: GitStatusParams, access: FileAccess): Pr
   const cwd = target.stats.isDirectory() ? target.real : dirname(target.real);
   const options = { cwd, maxBytes: access.maxReadBytes, runAs: access.runAs };
 
-  const top = await runGit(['rev-parse', '--show-toplevel'], { ...options, maxBytes: 64 * 1024 });
-  if (top.code !== 0) throw gitFailure(top, input.path);
-  const root = top.stdout.toString('utf8').replace(/\n$/, '');
+  // The work tree, git dir, common dir and borrowed object stores, each checked against the file rules.
+  const { root } = await openRepository(options, access, input.path);
 
   const status = await runGit(
     ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--ignore-submodules=all'],
