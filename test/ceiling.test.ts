@@ -319,7 +319,10 @@ describe('the machine keeps the last word (ceiling, sandbox, file tools, allowli
   describe('allowlist mode forced by the ceiling', () => {
     let token: Client;
     beforeAll(async () => {
-      await agentWith('allowlisted', `version = 1\nshell = "full"\ncommands_mode = "allowlist"\nrun_as = "${user}"\n`);
+      await agentWith(
+        'allowlisted',
+        `version = 1\nshell = "full"\ncommands_mode = "allowlist"\nallow = ["df *", "/usr/bin/id *"]\nrun_as = "${user}"\n`,
+      );
       token = await mcpClient(
         gw.url,
         await gw.apiTokenWithGrant({
