@@ -9,6 +9,9 @@ const maxAlternateDepth = 5;
 /** Directories of a git dir whose entries git reads by name: each entry is checked when it is a symlink. */
 const checkedSubdirs = ['', 'objects', 'objects/pack', 'objects/info', 'info', 'refs', 'refs/heads', 'refs/tags'];
 
+/** Entries of a git dir that status and diff never read (hooks are pointed at /dev/null by the hardening). */
+const unreadEntries = new Set(['hooks', 'description']);
+
 /** Where git really reads a repository from. */
 export interface Repository {
   /** The work tree's top level (what paths are relative to). */
@@ -73,7 +76,7 @@ async function symlinkTargets(dir: string, subdirs: readonly string[] = checkedS
       continue;
     }
     for (const entry of entries) {
-      if (!entry.isSymbolicLink()) continue;
+      if (!entry.isSymbolicLink() || (sub === '' && unreadEntries.has(entry.name))) continue;
       const link = join(base, entry.name);
       out.push(link);
       const target = await readlink(link).catch(() => undefined);
