@@ -27,6 +27,8 @@ export interface RogueOptions {
   impostor?: boolean;
   /** Sent right after the challenge, before the handshake completes: the agent must not run it. */
   requestBeforeHandshake?: RogueRequest;
+  /** Sent in the same breath as the welcome (before the agent can answer it): must not run if the proof fails. */
+  requestAfterWelcome?: RogueRequest;
   /** Bind this port on 127.0.0.1 (e.g. a real gateway's, while it is down); 0 (default) picks a free one. */
   port?: number;
   /** Challenge with this nonce instead of a fresh one (replaying a recorded handshake). */
@@ -45,7 +47,8 @@ export interface RogueOptions {
  *   agent refuses here, it refuses without trusting the gateway.
  * - `RogueGateway.start({ impostor: true })` does NOT hold the pinned key: `agentState()` pins another key and the
  *   welcome carries a proof by the rogue's own key. The agent must close the socket and obey nothing.
- * - `{ requestBeforeHandshake: {op, params, context} }` sends that request right after the challenge.
+ * - `{ requestBeforeHandshake: {op, params, context} }` sends that request right after the challenge;
+ *   `{ requestAfterWelcome }` sends one right behind the welcome, before the agent could have judged it.
  * - `{ port, challengeNonce, welcome }` replay a recorded handshake on a real gateway's port.
  *
  * API: `.url`; `.agentState(machineId?)` (a state file's contents pointing here); `.welcomed()` (an agent's auth
@@ -69,7 +72,10 @@ export class RogueGateway {
   readonly reports: AgentFrame[] = [];
   readonly auths: Extract<AgentFrame, { type: 'auth' }>[] = [];
   readonly closes: number[] = [];
-  /** How the agent answered `requestBeforeHandshake` (`error.code` 'closed' when it only closed the socket). */
+  /**
+   * How the agent answered `requestBeforeHandshake` / `requestAfterWelcome` (`error.code` 'closed' when it only
+   * closed the socket).
+   */
   readonly earlyAnswers: RogueAnswer[] = [];
   /** The identity key this rogue signs welcomes with (the pinned one unless impostor). */
   private readonly key: KeyObject;
@@ -197,6 +203,7 @@ export class RogueGateway {
             ).toString('base64'),
           };
           ws.send(JSON.stringify(welcome));
+          if (this.options.requestAfterWelcome) this.sendRequest(ws, this.options.requestAfterWelcome);
           welcomed = true;
           this.welcomes += 1;
           return;
@@ -224,19 +231,15 @@ export class RogueGateway {
       }
     });
     ws.send(JSON.stringify({ type: 'challenge', nonce: challengeNonce, protocol: PROTOCOL_VERSION }));
-    const early = this.options.requestBeforeHandshake;
-    if (early) {
-      const id = `early${this.nextId++}`;
-      this.waiting.set(id, { ws, resolve: (a) => this.earlyAnswers.push(a), chunks: [] });
-      ws.send(
-        JSON.stringify({
-          type: 'request',
-          id,
-          op: early.op,
-          params: early.params,
-          context: early.context ?? { policy: 'full' },
-        }),
-      );
-    }
+    if (this.options.requestBeforeHandshake) this.sendRequest(ws, this.options.requestBeforeHandshake);
+  }
+
+  /** A scripted request whose answer (or `closed`) lands in `earlyAnswers`. */
+  private sendRequest(ws: WebSocket, r: RogueRequest): void {
+    const id = `early${this.nextId++}`;
+    this.waiting.set(id, { ws, resolve: (a) => this.earlyAnswers.push(a), chunks: [] });
+    ws.send(
+      JSON.stringify({ type: 'request', id, op: r.op, params: r.params, context: r.context ?? { policy: 'full' } }),
+    );
   }
 }
