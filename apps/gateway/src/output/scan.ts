@@ -1,3 +1,5 @@
+import { composeViews, type DerivedView, originalRanges, visibleView } from './derived-views';
+import { base64View, hexViews, percentView } from './encoded-runs';
 import { crossesBreak, type JoinedLines, joinLines, toOriginalRange } from './line-joins';
 import { findKeyBlocks, findKeyMarkers } from './private-keys';
 import { type SecretRule, secretRules } from './secret-rules';
@@ -153,10 +155,11 @@ function merge(ranges: MaskRange[]): MaskRange[] {
 }
 
 /**
- * Finds every secret in the text: each known format on the text as it is, the formats that can wrap once more on
- * the text with its line breaks removed (keeping only matches that cross a break), then private key blocks.
+ * Finds every secret in the text as it stands: each known format on the text as it is, the formats that can wrap
+ * once more on the text with its line breaks removed (keeping only matches that cross a break), then private key
+ * blocks.
  */
-export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult {
+function scanText(text: string, options: ScanOptions): ScanResult {
   const joined = joinLines(text);
   const found: MaskRange[] = [];
   const rules = [...secretRules, ...(options.extraPatterns ?? []).map(accountRule)];
@@ -170,14 +173,49 @@ export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult
   for (const block of keys.blocks) {
     found.push({ start: block.start, end: block.end, contextStart: block.start, collapse: true });
   }
-  return { ranges: merge(found), privateKeyOpenAtEnd: keys.openAtEnd };
+  return { ranges: found, privateKeyOpenAtEnd: keys.openAtEnd };
 }
 
-/** `***`, followed by the line breaks the range covered unless it collapses, so wrapped output keeps its shape. */
+/** The secrets found in a derived view, as ranges of the original text. */
+function scanView(view: DerivedView, options: ScanOptions, out: MaskRange[]): void {
+  for (const r of scanText(view.text, { extraPatterns: options.extraPatterns }).ranges) {
+    for (const [start, end] of originalRanges(view, r.start, r.end)) {
+      const [contextStart] = originalRanges(view, r.contextStart, r.start + 1)[0] ?? [start];
+      out.push({ start, end, contextStart: Math.min(contextStart, start), collapse: r.collapse });
+    }
+  }
+}
+
+/**
+ * Finds every secret in the text: in the text as it stands, in the text as a reader sees it (escape sequences and
+ * invisible characters removed), and in the decoded form of URL-encoded, hex and base64 runs (README, "Seeing
+ * through"). Ranges are in the original text's offsets.
+ */
+export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult {
+  const direct = scanText(text, options);
+  const found = direct.ranges;
+  const visible = visibleView(text);
+  if (visible !== null) scanView(visible, options, found);
+  const base = visible?.text ?? text;
+  const decoded = [percentView(base), ...hexViews(base), base64View(base)];
+  for (const view of decoded) {
+    if (view === null) continue;
+    scanView(visible === null ? view : composeViews(visible, view), options, found);
+  }
+  return { ranges: merge(found), privateKeyOpenAtEnd: direct.privateKeyOpenAtEnd };
+}
+
+// Line breaks, and CSI sequences (colour, cursor moves), which a masked range keeps after its `***`.
+const keptInRange = /\r\n|\n|\r|\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]/g;
+
+/**
+ * `***`, followed by the line breaks and the CSI sequences the range covered unless it collapses, so wrapped
+ * output keeps its shape and coloured output its colours.
+ */
 export function replacementFor(text: string, range: MaskRange): string {
   if (range.collapse) return MASK;
-  const breaks = text.slice(range.start, range.end).match(/\r\n|\n|\r/g);
-  return breaks === null ? MASK : MASK + breaks.join('');
+  const kept = text.slice(range.start, range.end).match(keptInRange);
+  return kept === null ? MASK : MASK + kept.join('');
 }
 
 export interface AppliedMask {

@@ -49,6 +49,24 @@ const assignmentOperator = String.raw`(?:["']?[ \t]{0,8}(?:=>|:=|=)[ \t]{0,8}|["
 const flagKeyword = '(?:password|passwd|passphrase|token|secret|api-key|access-key|client-secret)';
 
 export const secretRules: readonly SecretRule[] = [
+  // LetKite's own secrets: 32 random bytes in base64url behind a prefix (auth/secrets.ts, identity/*): API token
+  // `lk_`, join token `lkj_`, OAuth access/refresh token and code `lka_`/`lkr_`/`lkc_`, session cookie `lks_`,
+  // invitation `lkinv_`, setup link `lksetup_`. Fixed length, so a token ending a line never reaches into the next.
+  {
+    id: 'letkite-token',
+    pattern: /lk(?:j|a|r|c|s|inv|setup)?_[A-Za-z0-9_-]{43}/g,
+    wraps: true,
+    boundary: true,
+    needles: ['lk'],
+  },
+  // An authenticator's key as an `otpauth://` URI carries it (the `secret=` assignment rule catches it too).
+  {
+    id: 'otpauth-secret',
+    pattern: /otpauth:\/\/[th]otp\/[^\s?]{0,512}\?(?:[^\s#]{0,512}?[&;])?secret=(?<secret>[A-Za-z2-7=]{8,512})/dgi,
+    wraps: true,
+    boundary: false,
+    needles: ['otpauth:'],
+  },
   {
     id: 'aws-access-key-id',
     pattern: /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}/g,

@@ -1,0 +1,123 @@
+/**
+ * Texts derived from the output that a reader sees through: the output without its escape sequences and invisible
+ * characters, and the decoded form of URL-encoded, hex and base64 runs. Each derived character remembers the
+ * original range it came from, so a secret found in a view is masked in the original (README, "Seeing through").
+ */
+export interface DerivedView {
+  readonly text: string;
+  /** Per view character, where its original starts; -1 for a separator between runs (never part of a range). */
+  readonly starts: Int32Array;
+  /** Per view character, where its original ends (exclusive). */
+  readonly ends: Int32Array;
+}
+
+/** Builds a view from pieces: each piece is a view text with, per character, its original [start, end). */
+export class ViewBuilder {
+  private readonly parts: string[] = [];
+  private starts: number[] = [];
+  private ends: number[] = [];
+
+  get length(): number {
+    return this.starts.length;
+  }
+
+  push(char: string, start: number, end: number): void {
+    this.parts.push(char);
+    this.starts.push(start);
+    this.ends.push(end);
+  }
+
+  /** A character no rule matches across (NUL): keeps two decoded runs from being read as one. */
+  separate(): void {
+    if (this.starts.length === 0 || this.starts.at(-1) === -1) return;
+    this.parts.push('\0');
+    this.starts.push(-1);
+    this.ends.push(-1);
+  }
+
+  build(): DerivedView | null {
+    if (this.starts.length === 0) return null;
+    return { text: this.parts.join(''), starts: Int32Array.from(this.starts), ends: Int32Array.from(this.ends) };
+  }
+}
+
+/**
+ * The original ranges of the view range [start, end): one per stretch without a separator, from the first
+ * character's original start to the last one's original end (what lies between them in the original, such as an
+ * escape sequence or a hex dump's offset column, is masked with it).
+ */
+export function originalRanges(view: DerivedView, start: number, end: number): [number, number][] {
+  const out: [number, number][] = [];
+  let pieceStart = -1;
+  let pieceEnd = -1;
+  for (let i = start; i < end; i++) {
+    const s = view.starts[i]!;
+    if (s < 0) {
+      if (pieceStart >= 0) out.push([pieceStart, pieceEnd]);
+      pieceStart = -1;
+      continue;
+    }
+    if (pieceStart < 0) pieceStart = s;
+    pieceEnd = Math.max(pieceEnd, view.ends[i]!);
+  }
+  if (pieceStart >= 0) out.push([pieceStart, pieceEnd]);
+  return out;
+}
+
+// ESC [ … final (CSI), ESC ] … BEL or ESC \ (OSC), ESC P/X/^/_ … ESC \ (DCS, SOS, PM, APC), other ESC sequences
+// (charset designation `ESC ( B`, keypad modes), the 8-bit CSI, and characters a terminal or a reader does not show.
+const hidden =
+  /\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x9b[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]{0,4096}(?:\x1b\\)?|\x1b[ -/]{0,4}[0-~]?|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff]/g;
+const hiddenTrigger = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x9b\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]/;
+
+/**
+ * The text as a reader sees it: escape sequences (colour, cursor moves, titles, hyperlinks), control characters and
+ * zero-width characters removed, and a backspace taking back the character before it (`x\bx` overstrike). Null
+ * when the text has none of them.
+ */
+export function visibleView(text: string): DerivedView | null {
+  if (!hiddenTrigger.test(text)) return null;
+  const starts = new Int32Array(text.length);
+  const pieces: string[] = [];
+  let length = 0;
+  let pos = 0;
+  const keep = (to: number) => {
+    if (to <= pos) return;
+    pieces.push(text.slice(pos, to));
+    for (let i = pos; i < to; i++) starts[length++] = i;
+  };
+  hidden.lastIndex = 0;
+  for (let m = hidden.exec(text); m !== null; m = hidden.exec(text)) {
+    keep(m.index);
+    pos = m.index + m[0].length;
+    if (m[0] === '\b' && length > 0) {
+      // Overstrike: the backspace takes back the character before it.
+      length -= 1;
+      const last = pieces.at(-1)!;
+      if (last.length <= 1) pieces.pop();
+      else pieces[pieces.length - 1] = last.slice(0, -1);
+    }
+  }
+  keep(text.length);
+  const kept = starts.slice(0, length);
+  const ends = new Int32Array(length);
+  for (let i = 0; i < length; i++) ends[i] = kept[i]! + 1;
+  return { text: pieces.join(''), starts: kept, ends };
+}
+
+/** Maps a view range of `inner` (a view of `outer`'s text) to `outer`'s original. */
+export function composeViews(outer: DerivedView, inner: DerivedView): DerivedView {
+  const starts = new Int32Array(inner.starts.length);
+  const ends = new Int32Array(inner.ends.length);
+  for (let i = 0; i < inner.starts.length; i++) {
+    const s = inner.starts[i]!;
+    if (s < 0) {
+      starts[i] = -1;
+      ends[i] = -1;
+      continue;
+    }
+    starts[i] = outer.starts[s]!;
+    ends[i] = outer.ends[inner.ends[i]! - 1]!;
+  }
+  return { text: inner.text, starts, ends };
+}
