@@ -11,6 +11,7 @@ export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-s
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
 export { type RunningGateway, startGateway } from './main';
 export { toolGroupNames, toolsForScopeList } from './oauth/scopes';
+export { saveRedactionPatterns } from './policy/redaction-patterns';
 export { openStore } from './store/open-store';
 export type { Grant, Store } from './store/types';
 export { GATEWAY_VERSION } from './version';

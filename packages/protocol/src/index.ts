@@ -83,8 +83,11 @@ export {
   gitStatusCodes,
   ListDirParams,
   ListDirResult,
+  MAX_READ_MARGIN_BYTES,
   ReadFileParams,
   ReadFileResult,
+  ReadFileWindowParams,
+  ReadFileWindowResult,
   WriteFileParams,
   WriteFileResult,
 } from './ops-files';

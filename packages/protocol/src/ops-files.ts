@@ -71,6 +71,25 @@ export const ReadFileResult = z.object({
 });
 export type ReadFileResult = z.infer<typeof ReadFileResult>;
 
+/** Most bytes of margin the gateway may ask for on each side of a read window. */
+export const MAX_READ_MARGIN_BYTES = 65_536;
+
+/**
+ * The agent op `read_file` as the gateway sends it: the tool's parameters plus `margin`, bytes read on each side of
+ * the window so that the gateway masks a secret the window's edge cuts through whole (the AI never sees them).
+ */
+export const ReadFileWindowParams = ReadFileParams.extend({
+  margin: z.number().int().min(0).max(MAX_READ_MARGIN_BYTES).optional(),
+});
+export type ReadFileWindowParams = z.infer<typeof ReadFileWindowParams>;
+
+/** The agent's answer: the tool's result plus, when a margin was asked, the bytes around the window in base64. */
+export const ReadFileWindowResult = ReadFileResult.extend({
+  before: z.string().optional(),
+  after: z.string().optional(),
+});
+export type ReadFileWindowResult = z.infer<typeof ReadFileWindowResult>;
+
 export const direntTypes = ['file', 'dir', 'symlink', 'other'] as const;
 /** What a directory entry is; symlinks are reported as such and never followed. */
 export const DirentType = z.enum(direntTypes);

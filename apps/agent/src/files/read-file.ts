@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { LetKiteError, ReadFileParams, type ReadFileResult } from '@letkite/protocol';
+import { LetKiteError, ReadFileWindowParams, type ReadFileWindowResult } from '@letkite/protocol';
 import { hashOpenFile } from './file-hash';
 import { parseParams } from './parse-params';
 import { type FileAccess, openVerified, resolveExisting } from './resolve-path';
@@ -26,9 +26,12 @@ function cutSequenceBytes(bytes: Buffer): number {
  *   character is shortened to the last whole one (see `length`). Bytes that are not UTF-8 come back as base64 with
  *   `encoding: 'base64'`, so one call always succeeds and the result says how to read it.
  * - Directories and special files (FIFOs, devices) are refused with `invalid_params`; opening never blocks.
+ * - `margin` (asked by the gateway, never by the AI) adds up to that many bytes before and after the window, in
+ *   base64, read in the same pass: the gateway masks the window together with them, so a secret the window's edge
+ *   cuts through is recognised whole, then drops them.
  */
-export async function readFile(params: ReadFileParams, access: FileAccess): Promise<ReadFileResult> {
-  const input = parseParams(ReadFileParams, params);
+export async function readFile(params: ReadFileWindowParams, access: FileAccess): Promise<ReadFileWindowResult> {
+  const input = parseParams(ReadFileWindowParams, params);
   const target = await resolveExisting(input.path, access);
   if (input.length !== undefined && input.length > access.maxReadBytes) {
     throw new LetKiteError(
@@ -48,16 +51,20 @@ export async function readFile(params: ReadFileParams, access: FileAccess): Prom
     if (!(await handle.stat()).isFile()) {
       throw new LetKiteError('invalid_params', `not a regular file: "${input.path}"`);
     }
+    const margin = input.margin ?? 0;
+    const from = Math.max(0, offset - margin);
     const parts: Buffer[] = [];
     let collected = 0;
     const { sha256, size } = await hashOpenFile(handle, (chunk, position) => {
-      const start = Math.max(offset - position, 0);
-      const end = Math.min(offset + window - position, chunk.length);
+      const start = Math.max(from - position, 0);
+      const end = Math.min(offset + window + margin - position, chunk.length);
       if (end <= start) return;
       parts.push(Buffer.from(chunk.subarray(start, end)));
       collected += end - start;
     });
-    let bytes = Buffer.concat(parts, collected);
+    const all = Buffer.concat(parts, collected);
+    const windowStart = Math.min(offset - from, all.length);
+    let bytes = all.subarray(windowStart, Math.min(windowStart + window, all.length));
     let encoding = input.encoding ?? 'utf8';
     let content: string;
     if (encoding === 'utf8') {
@@ -73,7 +80,21 @@ export async function readFile(params: ReadFileParams, access: FileAccess): Prom
     } else {
       content = bytes.toString('base64');
     }
-    return { content, encoding, size, sha256, offset, length: bytes.length, truncated: offset + bytes.length < size };
+    const result = {
+      content,
+      encoding,
+      size,
+      sha256,
+      offset,
+      length: bytes.length,
+      truncated: offset + bytes.length < size,
+    };
+    if (input.margin === undefined) return result;
+    return {
+      ...result,
+      before: all.subarray(0, windowStart).toString('base64'),
+      after: all.subarray(windowStart + bytes.length).toString('base64'),
+    };
   } finally {
     await handle.close();
   }

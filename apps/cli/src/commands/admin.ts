@@ -8,6 +8,7 @@ import {
   openStore,
   parseDuration,
   type Store,
+  saveRedactionPatterns,
   toolsForScopeList,
 } from '@letkite/gateway';
 import { builtinPolicyNames, parsePolicyToml } from '@letkite/policy';
@@ -22,7 +23,8 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'token' && rest[0] === 'create') return tokenCreate(rest.slice(1), io);
   if (sub === 'join-token') return joinToken(rest, io);
-  throw new UsageError(`${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]`);
+  if (sub === 'redaction' && (rest[0] === 'list' || rest[0] === 'set')) return redaction(rest[0], rest.slice(1), io);
+  throw new UsageError(`${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}`);
 }
 
 async function withOwnerStore<T>(
@@ -132,6 +134,34 @@ async function joinToken(args: string[], io: CliIo): Promise<number> {
     io.stderr.write(`One-time join token, valid until ${created.expiresAt}. On the machine, run:\n`);
     io.stderr.write(`  letkite agent join <gateway-url> ${'<token below>'}\n`);
     io.stdout.write(`${created.token}\n`);
+    return EXIT_OK;
+  });
+}
+
+const REDACTION_USAGE =
+  '       letkite admin redaction list | letkite admin redaction set [PATTERN …]   (none clears them)';
+
+/**
+ * `letkite admin redaction list|set`: the account's redaction patterns (DESIGN §7), JavaScript regex sources that
+ * every output an AI reads and the audit log are masked with. `set` replaces them all; without patterns it clears.
+ */
+async function redaction(verb: 'list' | 'set', args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { data: { type: 'string' } },
+    strict: true,
+    allowPositionals: verb === 'set',
+  });
+  return withOwnerStore(values.data, io, async ({ store, account }) => {
+    if (verb === 'list') {
+      for (const p of await store.getRedactionPatterns(account.id)) io.stdout.write(`${p}\n`);
+      return EXIT_OK;
+    }
+    const saved = await saveRedactionPatterns(
+      { store, now: new Date() },
+      { accountId: account.id, actor: 'cli:admin', patterns: positionals },
+    );
+    io.stderr.write(`The account has ${saved.patterns.length} redaction pattern(s) now.\n`);
     return EXIT_OK;
   });
 }

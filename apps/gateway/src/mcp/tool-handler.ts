@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PendingApprovalAnswer } from '../approvals/pending-answer';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
+import { createOutputMasker, type OutputMasker } from '../output';
 
 /** What one tool call knows besides its input. */
 export interface ToolCallContext {
@@ -38,6 +39,22 @@ export interface CallToolResult {
   isError?: boolean;
 }
 
+const maskers = new WeakMap<ToolCallContext, Promise<OutputMasker>>();
+
+/**
+ * The masker for the caller's account (its redaction patterns, DESIGN §7), loaded once per tool call (so a change
+ * of the patterns applies from the next call on): every output a tool hands back, its errors and its audit record
+ * go through it.
+ */
+export function outputMaskerFor(ctx: ToolCallContext): Promise<OutputMasker> {
+  let masker = maskers.get(ctx);
+  if (masker === undefined) {
+    masker = ctx.deps.store.getRedactionPatterns(ctx.principal.accountId).then((p) => createOutputMasker(p));
+    maskers.set(ctx, masker);
+  }
+  return masker;
+}
+
 export function errorResult(err: LetKiteError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toPayload()) }] };
 }
@@ -69,17 +86,22 @@ export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCall
     const e = toLetKiteError(err);
     if (!(err instanceof LetKiteError)) ctx.deps.log(`tool ${descriptor.name} failed: ${String(err)}`);
     outcome = e.code;
-    return errorResult(e);
+    // An error can quote what a machine said (a helper's stderr, a path): masked like any other output.
+    const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
+    const payload = masker.maskValue(e.toPayload());
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }] };
   } finally {
+    // The stored arguments go through the same masker as the output: the audit log never holds a secret.
+    const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
     await ctx.deps.store.appendAudit({
       accountId: ctx.principal.accountId,
       at: ctx.deps.now().toISOString(),
       actor: ctx.principal.actor,
       action: `tool.${descriptor.name}`,
-      target: ctx.audit.target ?? null,
+      target: ctx.audit.target === undefined ? null : masker.mask(ctx.audit.target).text,
       decision: ctx.audit.decision ?? null,
       outcome,
-      details: ctx.audit.details ?? {},
+      details: masker.maskValue(ctx.audit.details ?? {}),
     });
   }
 }

@@ -124,6 +124,11 @@ export interface Store {
     audit: AuditEventInput | null,
   ): Promise<void>;
 
+  /** The account's redaction patterns (regex sources, DESIGN §7); empty when none are set. */
+  getRedactionPatterns(accountId: string): Promise<string[]>;
+  /** Replaces the account's redaction patterns (already validated) and writes the audit event with them. */
+  setRedactionPatterns(accountId: string, patterns: string[], audit: AuditEventInput): Promise<void>;
+
   appendAudit(event: AuditEventInput): Promise<void>;
   listAudit(accountId: string, options: { limit: number; action?: string }): Promise<AuditEvent[]>;
 

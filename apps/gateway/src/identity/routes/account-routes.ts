@@ -8,6 +8,7 @@ import { createWebApiToken, revokeWebApiToken } from '../ops/manage-api-tokens';
 import { deleteCustomRole, saveCustomRole } from '../ops/manage-custom-roles';
 import { deleteGroup, saveGroup } from '../ops/manage-groups';
 import { changeMemberRole, removeMember, revokeInvitation } from '../ops/manage-members';
+import { listRedactionPatterns, setRedactionPatterns } from '../ops/manage-redaction-patterns';
 import { hasPermission, permissionNames } from '../permissions';
 import { userOp } from './route-adapters';
 
@@ -131,6 +132,9 @@ export function accountRoutes(deps: IdentityDeps): Hono {
       groups: toolGroupNames.map((name) => ({ name, label: toolGroupLabels[name], tools: toolGroups[name] })),
     })),
   );
+  // The account's redaction patterns (DESIGN §7): masked in every output an AI reads and in the audit log.
+  r.get('/redaction-patterns', userOp(deps, listRedactionPatterns));
+  r.put('/redaction-patterns', userOp(deps, setRedactionPatterns));
   r.post('/tokens', userOp(deps, createWebApiToken));
   r.delete('/tokens/:id', userOp(deps, revokeWebApiToken));
   return r;

@@ -5,8 +5,8 @@ import type { ApprovalReason } from '../../approvals/approval-store';
 import { commandRuleReason, machineSetTarget, policyToolReason, requireApproval } from '../../approvals/gate';
 import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
 import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
-import { defineHandler, type ToolCallContext } from '../tool-handler';
-import { checkExec, runExec } from './exec';
+import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
+import { checkExec, execAgentParams, runExec } from './exec';
 
 const DEFAULT_PARALLEL = 8;
 /** All machines' output together stays around this size; each machine gets an equal share (4k–64k chars). */
@@ -111,9 +111,13 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       policy,
       args,
       reason: needsHuman,
+      // Every machine that passed its checks gets the same request; the approver signs it for each of them.
+      agent: { op: 'exec', params: execAgentParams(perMachine), machines: runnable.map((c) => c.machine) },
     }));
   }
 
+  // Each machine's output is masked by runExec; an error can quote what a machine said, so it is masked too.
+  const masker = await outputMaskerFor(ctx);
   const results: z.infer<typeof execMany.output>['results'] = new Array(list.length);
   const outcomes: Record<string, string> = {};
   let next = 0;
@@ -124,7 +128,7 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       const c = checked[i] as Checked | LetKiteError;
       let entry: (typeof results)[number];
       if (c instanceof LetKiteError) {
-        entry = { machine: t.id ?? t.ref, name: t.name, ok: false, error: c.toPayload() };
+        entry = { machine: t.id ?? t.ref, name: t.name, ok: false, error: masker.maskValue(c.toPayload()) };
       } else {
         try {
           if (ctx.signal.aborted) throw new LetKiteError('timeout', 'the call was cancelled');
@@ -143,7 +147,8 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
             },
           };
         } catch (err) {
-          entry = { machine: c.machine.id, name: c.machine.name, ok: false, error: toLetKiteError(err).toPayload() };
+          const error = masker.maskValue(toLetKiteError(err).toPayload());
+          entry = { machine: c.machine.id, name: c.machine.name, ok: false, error };
         }
       }
       results[i] = entry;

@@ -3,11 +3,13 @@ import { fileAccess, layeredFileAccess } from '@letkite/policy';
 import {
   deletePath,
   GitDiffResult,
+  GitStatusResult,
   gitDiff,
   gitStatus,
   LetKiteError,
+  ListDirResult,
   listDir,
-  ReadFileResult,
+  ReadFileWindowResult,
   readFile,
   type ToolDescriptor,
   writeFile,
@@ -15,8 +17,8 @@ import {
 import type { z } from 'zod';
 import { policyToolReason, requireApproval } from '../../approvals/gate';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
-import { maskSecrets } from '../../output';
-import { defineHandler, type ToolCallContext, type ToolHandler } from '../tool-handler';
+import type { OutputMasker } from '../../output';
+import { defineHandler, outputMaskerFor, type ToolCallContext, type ToolHandler } from '../tool-handler';
 
 /** File operations answer quickly; a slow disk or a big git repository gets this long. */
 const FILE_OP_TIMEOUT_MS = 60_000;
@@ -30,8 +32,10 @@ async function callFileOp(
   op: string,
   input: { machine: string; path: string; confirm?: boolean | undefined },
   mode: 'read' | 'write',
+  extra: Record<string, unknown> = {},
 ): Promise<unknown> {
-  const { machine: ref, confirm, ...params } = input;
+  const { machine: ref, confirm, ...rest } = input;
+  const params = { ...rest, ...extra };
   ctx.audit.details = { path: input.path };
   const { machine, policy, clamped } = await prepareMachineCall(ctx, ref);
   // `~` in a rule means the run-as account's home, which only the agent knows: then the agent alone decides.
@@ -79,21 +83,64 @@ function passThrough<I extends z.ZodObject, O extends z.ZodObject>(
   });
 }
 
+/** Bytes read on each side of a read_file window, so a secret its edge cuts through is seen (and masked) whole. */
+const READ_MARGIN_BYTES = 32 * 1024;
+
+const utf8Strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8Loose = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+function strictUtf8(bytes: Buffer): string | null {
+  try {
+    return utf8Strict.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Masks a read window together with the margin the agent read around it, then cuts the margin off again: the
+ * content is masked before it is base64-encoded. Text (UTF-8, asked as utf8 or base64) is masked as text and
+ * encoded again as it came; bytes that are not UTF-8 are masked as Latin-1 (one character per byte, so ASCII
+ * secrets inside binary data are found) and the masked bytes encoded. `offset` and `length` stay the file's.
+ */
+function maskReadWindow(result: ReadFileWindowResult, masker: OutputMasker) {
+  const { before: beforeB64, after: afterB64, ...rest } = result;
+  const before = Buffer.from(beforeB64 ?? '', 'base64');
+  const after = Buffer.from(afterB64 ?? '', 'base64');
+  const bytes = result.encoding === 'utf8' ? null : Buffer.from(result.content, 'base64');
+  const text = bytes === null ? result.content : strictUtf8(bytes);
+  if (text !== null) {
+    const head = utf8Loose.decode(before);
+    const masked = masker.window(`${head}${text}${utf8Loose.decode(after)}`, head.length, head.length + text.length);
+    const content = bytes === null ? masked.text : Buffer.from(masked.text, 'utf8').toString('base64');
+    return { ...rest, content, masked_count: masked.masked_count };
+  }
+  const head = before.toString('latin1');
+  const body = (bytes as Buffer).toString('latin1');
+  const masked = masker.window(`${head}${body}${after.toString('latin1')}`, head.length, head.length + body.length);
+  return { ...rest, content: Buffer.from(masked.text, 'latin1').toString('base64'), masked_count: masked.masked_count };
+}
+
 export const readFileHandler = defineHandler(readFile, async (input, ctx) => {
-  const result = ReadFileResult.parse(await callFileOp(ctx, 'read_file', input, 'read'));
-  if (result.encoding !== 'utf8') return { ...result, masked_count: 0 };
+  const raw = await callFileOp(ctx, 'read_file', input, 'read', { margin: READ_MARGIN_BYTES });
   // A masked file read back and written unchanged would lose its secrets: masked_count tells the AI.
-  const masked = maskSecrets(result.content);
-  return { ...result, content: masked.text, masked_count: masked.masked_count };
+  return maskReadWindow(ReadFileWindowResult.parse(raw), await outputMaskerFor(ctx));
 });
 
 export const gitDiffHandler = defineHandler(gitDiff, async (input, ctx) => {
   const result = GitDiffResult.parse(await callFileOp(ctx, 'git_diff', input, 'read'));
-  const masked = maskSecrets(result.diff);
+  const masked = (await outputMaskerFor(ctx)).mask(result.diff);
   return { ...result, diff: masked.text, masked_count: masked.masked_count };
 });
 
-export const listDirHandler = passThrough(listDir, 'read');
-export const gitStatusHandler = passThrough(gitStatus, 'read');
+/** Names and paths can spell a secret too (a file named after a token): masked, which changes nothing else. */
+export const listDirHandler = defineHandler(listDir, async (input, ctx) => {
+  const result = ListDirResult.parse(await callFileOp(ctx, 'list_dir', input, 'read'));
+  return (await outputMaskerFor(ctx)).maskValue(result);
+});
+export const gitStatusHandler = defineHandler(gitStatus, async (input, ctx) => {
+  const result = GitStatusResult.parse(await callFileOp(ctx, 'git_status', input, 'read'));
+  return (await outputMaskerFor(ctx)).maskValue(result);
+});
 export const writeFileHandler = passThrough(writeFile, 'write');
 export const deletePathHandler = passThrough(deletePath, 'write');

@@ -1,9 +1,8 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { ShellRunResult, shellRun } from '@letkite/protocol';
 import { approveIfNeeded } from '../../approvals/gate';
-import { prepareForAi } from '../../output';
 import { reportedCeiling } from '../../policy/resolve-policy';
-import { defineHandler } from '../tool-handler';
+import { defineHandler, outputMaskerFor } from '../tool-handler';
 import { prepareStatefulCall, refuseInAllowlistMode } from './stateful-call';
 
 const AGENT_OUTPUT_BYTES = 1024 * 1024;
@@ -50,9 +49,10 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
     },
   );
   const result = ShellRunResult.parse(raw);
-  const stdout = prepareForAi(out.stdout.join(''));
-  const stderr = prepareForAi(out.stderr.join(''));
-  const cwd = result.cwd === null ? null : prepareForAi(result.cwd, { maxLines: 1, maxChars: 4096 }).text;
+  const masker = await outputMaskerFor(ctx);
+  const stdout = masker.prepare(out.stdout.join(''));
+  const stderr = masker.prepare(out.stderr.join(''));
+  const cwd = result.cwd === null ? null : masker.prepare(result.cwd, { maxLines: 1, maxChars: 4096 }).text;
   return {
     ...result,
     cwd,

@@ -13,15 +13,17 @@ import {
 } from '@letkite/protocol';
 import { z } from 'zod';
 import { policyToolReason, requireApproval } from '../../approvals/gate';
-import { compileRedactionPatterns, maskSecrets, prepareForAi } from '../../output';
+import { compileRedactionPatterns, type OutputMasker } from '../../output';
 import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import type { Machine } from '../../store/types';
-import { defineHandler, type ToolCallContext } from '../tool-handler';
+import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
 import { type PreparedStatefulCall, prepareStatefulCall, refuseInAllowlistMode } from './stateful-call';
 
 /** terminal_wait searches at most the newest this-many characters of (masked) text. */
 const WAIT_WINDOW_CHARS = 256 * 1024;
+/** Text before that window masked with it, so a secret the window's start cuts through is seen whole. */
+const WAIT_MARGIN_CHARS = 16 * 1024;
 
 /**
  * The gateway's early refusal (the agent checks again against its real ceiling): terminals need shell mode, the
@@ -59,8 +61,8 @@ async function terminalCall(ctx: ToolCallContext, ref: string): Promise<Prepared
 }
 
 /** Titles are set by whatever runs in the terminal: masked like any other output. */
-function maskTitle<T extends { title: string }>(info: T): T {
-  return { ...info, title: maskSecrets(info.title).text };
+function maskTitle<T extends { title: string }>(info: T, masker: OutputMasker): T {
+  return { ...info, title: masker.mask(info.title).text };
 }
 
 /**
@@ -86,7 +88,7 @@ export const terminalOpenHandler = defineHandler(terminalOpen, async (input, ctx
     : false;
   const info = TerminalInfo.parse(await m.call('terminal_open', params, { approved }));
   ctx.audit.details = { ...ctx.audit.details, terminal_id: info.terminal_id, cols: info.cols, rows: info.rows };
-  return maskTitle(info);
+  return maskTitle(info, await outputMaskerFor(ctx));
 });
 
 export const terminalSendHandler = defineHandler(terminalSend, async (input, ctx) => {
@@ -102,8 +104,9 @@ export const terminalReadHandler = defineHandler(terminalRead, async (input, ctx
   const m = await terminalCall(ctx, input.machine);
   const { machine: _machine, ...params } = input;
   const screen = TerminalReadResult.parse(await m.call('terminal_read', params));
-  const text = prepareForAi(screen.text);
-  return { ...maskTitle(screen), text: text.text, masked_count: text.masked_count };
+  const masker = await outputMaskerFor(ctx);
+  const text = masker.prepare(screen.text);
+  return { ...maskTitle(screen, masker), text: text.text, masked_count: text.masked_count };
 });
 
 /** A wait pattern: literal text, or a regular expression held to the same rules as account redaction patterns. */
@@ -136,6 +139,7 @@ export const terminalWaitHandler = defineHandler(terminalWait, async (input, ctx
   ctx.audit.details = { terminal_id: input.terminal_id, from: input.from };
   const match = matcher(input.pattern, input.regex);
   const m = await terminalCall(ctx, input.machine);
+  const masker = await outputMaskerFor(ctx);
   const started = Date.now();
   const deadline = started + input.timeout_s * 1000;
   let version = -1;
@@ -155,8 +159,9 @@ export const terminalWaitHandler = defineHandler(terminalWait, async (input, ctx
       ),
     );
     version = r.version;
-    const window = r.text.length > WAIT_WINDOW_CHARS ? r.text.slice(-WAIT_WINDOW_CHARS) : r.text;
-    const masked = maskSecrets(window);
+    const from = Math.max(0, r.text.length - WAIT_WINDOW_CHARS);
+    const margin = Math.max(0, from - WAIT_MARGIN_CHARS);
+    const masked = masker.window(r.text.slice(margin), from - margin, r.text.length - margin);
     last = { text: masked.text, masked: masked.masked_count, exited: r.exited };
     const found = match(masked.text);
     if (found !== null) {
@@ -173,7 +178,7 @@ export const terminalWaitHandler = defineHandler(terminalWait, async (input, ctx
     if (r.exited || Date.now() >= deadline || ctx.signal.aborted) break;
     await ctx.progress(Date.now() - started, input.timeout_s * 1000, 'waiting for terminal output');
   }
-  const tail = prepareForAi(last.text, { maxLines: 20, maxChars: 4000 });
+  const tail = masker.prepare(last.text, { maxLines: 20, maxChars: 4000 });
   return {
     matched: false,
     match: null,

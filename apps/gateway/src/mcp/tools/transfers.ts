@@ -12,7 +12,7 @@ import { resolveGrantPolicy } from '../../policy/resolve-policy';
 import { prepareTransfer } from '../../transfers/prepare-transfer';
 import { type RelayProgress, relayTransfer } from '../../transfers/relay';
 import { TransferRegistry } from '../../transfers/transfer-registry';
-import { defineHandler, type ToolCallContext } from '../tool-handler';
+import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
 
 /**
  * Both ends checked, then — when the policy lists the tool in `approval.tools` — one human approval for the copy,
@@ -70,7 +70,8 @@ export const copyBetweenHostsHandler = defineHandler(copyBetweenHosts, async (in
     void ctx.progress(progress.bytesDone, progress.bytesTotal ?? undefined).catch(() => undefined);
   };
   const result = await relayTransfer(ctx.deps.hub, request, progress, ctx.signal, report);
-  return { ...result, duration_ms: Date.now() - started };
+  // Skipped entries and errors quote paths and what the machines said: masked like any other output.
+  return (await outputMaskerFor(ctx)).maskValue({ ...result, duration_ms: Date.now() - started });
 });
 
 export const transferStartHandler = defineHandler(transferStart, async (input, ctx) => {
@@ -90,5 +91,5 @@ export const transferStatusHandler = defineHandler(transferStatus, async (input,
       `no transfer "${input.transfer_id}" on this gateway (transfers do not survive a gateway restart)`,
     );
   }
-  return status;
+  return (await outputMaskerFor(ctx)).maskValue(status);
 });

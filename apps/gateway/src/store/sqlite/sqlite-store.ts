@@ -19,6 +19,7 @@ import type {
   Store,
   User,
 } from '../types';
+import { redactionPatterns } from './redaction-schema';
 import * as schema from './schema';
 
 const drizzleRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
@@ -90,6 +91,7 @@ export class SqliteStore implements Store {
     this.sqlite.pragma('busy_timeout = 5000');
     this.db = drizzle(this.sqlite, { schema });
     migrateSqliteDomain(this.db, 'sqlite', '__drizzle_migrations');
+    migrateSqliteDomain(this.db, 'sqlite-redaction', '__drizzle_migrations_redaction');
     this.hot = this.prepareHotQueries();
   }
 
@@ -117,6 +119,12 @@ export class SqliteStore implements Store {
         .from(schema.machines)
         .where(and(eq(schema.machines.accountId, p('accountId')), isNull(schema.machines.revokedAt)))
         .orderBy(schema.machines.name)
+        .prepare(),
+      // Every tool call reads the account's redaction patterns (output masking).
+      redactionPatterns: this.db
+        .select({ patterns: redactionPatterns.patterns })
+        .from(redactionPatterns)
+        .where(eq(redactionPatterns.accountId, p('accountId')))
         .prepare(),
       appendAudit: this.db
         .insert(schema.auditEvents)
@@ -294,6 +302,22 @@ export class SqliteStore implements Store {
         .where(eq(schema.machines.id, machineId))
         .run();
       if (audit) tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+    });
+  }
+
+  async getRedactionPatterns(accountId: string): Promise<string[]> {
+    const row = this.hot.redactionPatterns.get({ accountId });
+    return row === undefined ? [] : (JSON.parse(row.patterns) as string[]);
+  }
+
+  async setRedactionPatterns(accountId: string, patterns: string[], audit: AuditEventInput): Promise<void> {
+    this.db.transaction((tx) => {
+      const row = { accountId, patterns: JSON.stringify(patterns), updatedAt: audit.at, updatedBy: audit.actor };
+      tx.insert(redactionPatterns)
+        .values(row)
+        .onConflictDoUpdate({ target: redactionPatterns.accountId, set: row })
+        .run();
+      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
     });
   }
 
