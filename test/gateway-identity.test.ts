@@ -1,6 +1,9 @@
-import { createPrivateKey, randomBytes, sign } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createHash, createPrivateKey, randomBytes, sign, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { createServer as createTlsServer } from 'node:tls';
 import { agentAuthText, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -253,6 +256,122 @@ describe('the gateway identity key', () => {
     } finally {
       await Promise.all([a.stop(), b.stop()]);
       removeDir(dataDir);
+    }
+  });
+});
+
+/** A self-signed certificate for localhost (its own CA), made by openssl. */
+function selfSignedLocalhost(dir: string, name: string): { key: string; cert: string; pin: string } {
+  const key = join(dir, `${name}.key`);
+  const cert = join(dir, `${name}.crt`);
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=localhost ${name}`,
+      '-addext',
+      'subjectAltName=DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  const pem = readFileSync(cert, 'utf8');
+  const spki = new X509Certificate(pem).publicKey.export({ format: 'der', type: 'spki' });
+  return { key: readFileSync(key, 'utf8'), cert: pem, pin: createHash('sha256').update(spki).digest('base64') };
+}
+
+describe('over TLS the agent also pins the certificate it saw at join', () => {
+  test('another certificate, even one the agent trusts, is refused; the pinned one is accepted again', async () => {
+    const dir = tempDir('tls-pin');
+    const gw = await TestGateway.start();
+    const token = await gw.apiToken();
+    const first = selfSignedLocalhost(dir, 'first');
+    const second = selfSignedLocalhost(dir, 'second');
+    const untrusted = selfSignedLocalhost(dir, 'untrusted');
+    // Both first and second are trusted roots for the agent: only the pin tells them apart.
+    writeFileSync(join(dir, 'trusted.pem'), first.cert + second.cert);
+    const sockets = new Set<Socket>();
+    const proxy = createTlsServer({ key: first.key, cert: first.cert }, (tlsSocket) => {
+      const upstream = connect(gw.port, '127.0.0.1');
+      sockets.add(tlsSocket);
+      tlsSocket.on('close', () => sockets.delete(tlsSocket));
+      tlsSocket.pipe(upstream).pipe(tlsSocket);
+      upstream.on('error', () => tlsSocket.destroy());
+      tlsSocket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const port = (proxy.address() as { port: number }).port;
+    const swap = (c: { key: string; cert: string }) => {
+      proxy.setSecureContext({ key: c.key, cert: c.cert });
+      for (const s of sockets) s.destroy();
+    };
+    const env = { NODE_EXTRA_CA_CERTS: join(dir, 'trusted.pem') };
+    const stateDir = join(dir, 'agent');
+    let agent: CliProcess | null = null;
+    let client: Client | null = null;
+    try {
+      const join1 = await runCliCommand(
+        ['agent', 'join', `https://localhost:${port}`, '-', '--name', 'tlsbox', '--state-dir', stateDir],
+        env,
+        await gw.joinToken(),
+      );
+      expect(join1.code, join1.stderr).toBe(0);
+      const state = JSON.parse(readFileSync(join(stateDir, 'agent.json'), 'utf8')) as { gateway_tls_pin?: string };
+      expect(state.gateway_tls_pin).toBe(first.pin);
+      writeFileSync(join(stateDir, 'ceiling.toml'), FULL_SHELL_CEILING, { mode: 0o644 });
+      agent = new CliProcess(
+        ['agent', 'run', '--state-dir', stateDir, '--ceiling', join(stateDir, 'ceiling.toml')],
+        env,
+      );
+      await agent.waitForOutput(/connected to/);
+      client = await mcpClient(gw.url, token);
+      await machineOnline(client, 'tlsbox');
+
+      swap(second);
+      await agent.waitForOutput(/TLS certificate of .* is not the one pinned at join/);
+      await machineOnline(client, 'tlsbox', false);
+      const r = await callTool(client, 'exec', { machine: 'tlsbox', command: 'true' });
+      expect(r.error?.code).toBe('machine_offline');
+
+      // The chain is still validated as usual: an untrusted certificate fails before the pin is even looked at.
+      swap(untrusted);
+      await agent.waitForOutput(/self[- ]signed certificate/);
+      await machineOnline(client, 'tlsbox', false);
+
+      swap(first);
+      await waitFor(
+        'the agent back behind the pinned certificate',
+        async () => {
+          const m = await callTool<{ machines: { name: string; online: boolean }[] }>(
+            client as Client,
+            'machines_list',
+            {},
+          );
+          return m.data.machines.some((x) => x.name === 'tlsbox' && x.online);
+        },
+        60_000,
+      );
+      const ok = await callTool<ExecOut>(client, 'exec', { machine: 'tlsbox', command: 'echo pinned' });
+      expect(ok.data.stdout).toBe('pinned\n');
+    } finally {
+      await client?.close();
+      await agent?.stop();
+      for (const s of sockets) s.destroy();
+      proxy.close();
+      await gw.dispose();
+      removeDir(dir);
     }
   });
 });
