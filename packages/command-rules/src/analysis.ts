@@ -1,4 +1,5 @@
 import type { Verdict } from './policy-schema';
+import { ShellState } from './shell-language';
 import type { Arg, Reason } from './types';
 
 /** Deepest nesting of `sh -c`, `eval`, wrappers and substitutions looked into before giving up (opaque). */
@@ -23,6 +24,8 @@ export interface CommandRecord {
 export class Analysis {
   readonly commands: CommandRecord[] = [];
   readonly findings: Reason[] = [];
+  /** What the walk of the current shell text knows about its variables and functions (one per shell process). */
+  shell = new ShellState();
   private truncated = false;
 
   addCommand(args: Arg[]): boolean {

@@ -2,6 +2,7 @@ import { type Analysis, maxNestingDepth, type StdinFeed } from './analysis';
 import { hasOption, type OptionSpec, optionValue, type ParsedOptions, parseOptions } from './options';
 import { evidenceName } from './paths';
 import { sedScriptRunsCommands } from './sed-script';
+import { checkShellBuiltin } from './shell-language';
 import type { Arg } from './types';
 import { analyzeShellText, decodeBase64Text } from './walk';
 import { literalArg, unknownArg } from './words';
@@ -100,6 +101,7 @@ export function analyzeInvocation(args: Arg[], acc: Analysis, depth: number, std
   const handler = handlers[program] ?? familyHandlers.find(([family]) => family.test(program))?.[1];
   handler?.(invocation);
   checkArithmeticArguments(invocation);
+  checkShellBuiltin(args, acc, program);
 }
 
 type Handler = (inv: Invocation) => void;

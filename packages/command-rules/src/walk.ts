@@ -1,6 +1,17 @@
 import { type Analysis, maxNestingDepth, type StdinFeed, words } from './analysis';
-import { analyzeInvocation, isRuntimeVariable } from './invocation';
+import { analyzeInvocation } from './invocation';
 import { isDiskDevice, isHarmlessDevice } from './paths';
+import {
+  assignmentConcern,
+  checkArithmeticText,
+  checkDeclarationArgs,
+  type Embedded,
+  isNumericValue,
+  ShellState,
+  scanEmbedded,
+  shownText,
+  splitParameter,
+} from './shell-language';
 import { type Node, parseShellText } from './shell-parser';
 import type { Arg, Segment } from './types';
 import { argFromSegments, expandBraces, literalArg, unknownArg, wordSegments } from './words';
@@ -19,18 +30,172 @@ export function analyzeShellText(text: string, acc: Analysis, depth: number, std
     acc.opaque([], `shell code nested more than ${maxNestingDepth} levels deep`);
     return;
   }
-  const parsed = parseShellText(text);
+  // each piece of shell text is a shell of its own (or `eval`): start with nothing known about its variables
+  const outer = acc.shell;
+  acc.shell = new ShellState();
+  try {
+    analyzeParsed(text, acc, depth, stdin, 0);
+  } finally {
+    acc.shell = outer;
+  }
+}
+
+function analyzeParsed(text: string, acc: Analysis, depth: number, stdin: StdinFeed | undefined, rewrites: number) {
+  if (text.includes('\0')) {
+    acc.parseProblem('the command contains a NUL character, which the shell does not read the way the rules do');
+    text = text.replaceAll('\0', ' ');
+  }
+  // a here-document whose delimiter ends the text without a newline still ends there for the shell
+  const source = text.includes('<<') && !text.endsWith('\n') ? `${text}\n` : text;
+  const parsed = parseShellText(source);
   if (!parsed.ok) {
     acc.parseProblem(parsed.message);
     return;
   }
   try {
     const root = parsed.tree.rootNode;
+    const delimiters = source.includes('<<') && rewrites < 2 ? rewriteHeredocDelimiters(root, source) : undefined;
+    if (delimiters !== undefined) {
+      analyzeParsed(delimiters, acc, depth, stdin, rewrites + 1);
+      return;
+    }
+    const lexing = lexicalProblems(root, source);
+    if (lexing.joined && rewrites < 2) {
+      // `ls\<newline>/x` is the one word `ls/x` to the shell: read the text the way the shell does
+      analyzeParsed(lexing.joined, acc, depth, stdin, rewrites + 1);
+      return;
+    }
     if (root.hasError) acc.parseProblem('the command does not parse as shell syntax');
+    if (lexing.problem) acc.parseProblem(lexing.problem);
     walk(root, { acc, depth, stdin, vars: new Map() });
   } finally {
     parsed.tree.delete();
   }
+}
+
+/**
+ * Here-document delimiters that are partly quoted (`<<E"O"F`, `<<'E'OF`): bash removes the quotes and does not
+ * expand the body; the grammar loses track of where the body ends. Rewritten as `<<'EOF'`, which it reads right.
+ * Returns the rewritten text, or undefined when there is nothing to rewrite.
+ */
+function rewriteHeredocDelimiters(root: Node, text: string): string | undefined {
+  const starts = root.descendantsOfType('heredoc_start').filter((node): node is Node => node !== null);
+  const edits: Array<[number, number, string]> = [];
+  for (const start of starts) {
+    let i = start.startIndex;
+    let value = '';
+    let quoted = false;
+    while (i < text.length && !/[\s;&|<>()]/.test(text[i] as string)) {
+      const ch = text[i] as string;
+      if (ch === "'" || ch === '"') {
+        const end = ch === "'" ? text.indexOf("'", i + 1) : text.indexOf('"', i + 1);
+        if (end < 0) return undefined;
+        value += text.slice(i + 1, end);
+        quoted = true;
+        i = end + 1;
+      } else if (ch === '\\') {
+        value += text[i + 1] ?? '';
+        quoted = true;
+        i += 2;
+      } else {
+        value += ch;
+        i++;
+      }
+    }
+    const word = text.slice(start.startIndex, i);
+    const simple = /^'[^']*'$/.test(word) || /^"[^"\\$`]*"$/.test(word) || /^\\?[^'"\\]*$/.test(word);
+    if (!quoted || simple || value.includes("'") || value === '') continue;
+    edits.push([start.startIndex, i, `'${value}'`]);
+  }
+  if (edits.length === 0) return undefined;
+  let out = '';
+  let at = 0;
+  for (const [from, to, replacement] of edits.sort((a, b) => a[0] - b[0])) {
+    out += text.slice(at, from) + replacement;
+    at = to;
+  }
+  return out + text.slice(at);
+}
+
+/** Characters the grammar may skip as blanks between tokens, but the shell reads as part of a word. */
+const suspiciousText = /[\r\v\f\\#\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+/** Nodes whose inside is one token for this check (their text is quoted or read by other code). */
+const atomicNodes = new Set([
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'heredoc_body',
+  'heredoc_start',
+  'heredoc_end',
+  'comment',
+  'regex',
+  'expansion',
+  'number',
+  'extglob_pattern',
+]);
+const operatorChars = /[;&|()<>\s]/;
+
+/**
+ * Where the parse tree and the shell may disagree about the words: text between tokens that is not a blank
+ * (a CR, a vertical tab, a backslash-newline inside a word), and comments that are not comments (`a#b`).
+ * Returns the text with the word-joining continuations removed when that is the only problem.
+ */
+function lexicalProblems(root: Node, text: string): { problem?: string; joined?: string } {
+  if (!suspiciousText.test(text)) return {};
+  const leaves: Node[] = [];
+  const collect = (node: Node) => {
+    if (node.childCount === 0 || atomicNodes.has(node.type)) {
+      if (node.endIndex > node.startIndex) leaves.push(node);
+      return;
+    }
+    for (const child of node.children) if (child) collect(child);
+  };
+  collect(root);
+  leaves.sort((a, b) => a.startIndex - b.startIndex);
+  let problem: string | undefined;
+  const joins: Array<[number, number]> = [];
+  let previousEnd = 0;
+  let previous: Node | undefined;
+  for (const leaf of leaves) {
+    if (leaf.startIndex < previousEnd) continue;
+    const gap = text.slice(previousEnd, leaf.startIndex);
+    if (gap) {
+      const withoutContinuations = gap.replace(/\\\n/g, '');
+      if (!/^[ \t\n]*$/.test(withoutContinuations)) {
+        problem ??= 'the text has characters between words that the shell reads as part of a word (CR, form feed, …)';
+      } else if (withoutContinuations === '' && gap.includes('\\\n') && previous) {
+        const before = text[previousEnd - 1] ?? ' ';
+        const after = text[leaf.startIndex] ?? ' ';
+        if (!operatorChars.test(before) && !operatorChars.test(after)) joins.push([previousEnd, leaf.startIndex]);
+      }
+    }
+    if (leaf.type === 'comment') {
+      const before = text[leaf.startIndex - 1];
+      if (before !== undefined && !operatorChars.test(before))
+        problem ??= `the shell does not read ${JSON.stringify(leaf.text.slice(0, 20))} as a comment`;
+    } else if (leaf.type === 'word' && leaf.text.startsWith('#')) {
+      const before = text[leaf.startIndex - 1];
+      if (before === undefined || /[\s;&|()]/.test(before))
+        problem ??= `the shell reads ${JSON.stringify(leaf.text.slice(0, 20))} as a comment`;
+    }
+    previousEnd = leaf.endIndex;
+    previous = leaf;
+  }
+  const tail = text.slice(previousEnd);
+  if (!/^[ \t\n]*$/.test(tail.replace(/\\\n/g, '')) && !/^\\$/.test(tail.trimEnd()))
+    problem ??= 'the text ends with characters the grammar did not read';
+  if (joins.length > 0 && !problem) {
+    let joined = '';
+    let at = 0;
+    for (const [start, end] of joins) {
+      joined += text.slice(at, start) + text.slice(start, end).replace(/\\\n/g, '');
+      at = end;
+    }
+    return { joined: joined + text.slice(at) };
+  }
+  return problem ? { problem } : {};
 }
 
 function walkChildren(node: Node, ctx: WalkContext): void {
@@ -66,22 +231,42 @@ function walk(node: Node, ctx: WalkContext): void {
       visitError(node, ctx);
       return;
     case 'declaration_command':
+      visitDeclaration(node, ctx);
+      return;
     case 'unset_command':
-      for (const child of node.namedChildren) {
-        if (!child) continue;
-        if (child.type === 'variable_assignment') checkAssignment(child, ctx);
-        else checkArithmeticText(child, ctx, node.text);
-      }
+      for (const child of node.namedChildren) if (child) checkQuotedArithmetic(child, ctx, node.text);
       walkChildren(node, ctx);
       return;
     case 'test_command':
+      visitTest(node, ctx);
+      return;
     case 'compound_statement':
-    case 'arithmetic_expansion':
-    case 'subscript':
-      checkArithmeticText(node, ctx, node.text);
+      if (node.firstChild?.type === '((') checkArithmeticNode(node, ctx);
       walkChildren(node, ctx);
       return;
+    case 'arithmetic_expansion':
+    case 'c_style_for_statement':
+      checkArithmeticNode(node, ctx);
+      walkChildren(node, ctx);
+      return;
+    case 'subscript':
+      checkQuotedArithmetic(node, ctx, node.text);
+      walkChildren(node, ctx);
+      return;
+    case 'for_statement':
+      visitFor(node, ctx);
+      return;
+    case 'expansion':
+      visitExpansion(node.text, ctx, node.parent?.type === 'string');
+      return;
     case 'command_substitution':
+      if (node.text.startsWith('`')) {
+        // inside backticks `\`` is a backtick again (a nested substitution) and `\$`, `\\` lose the backslash
+        analyzeShellText(node.text.slice(1, -1).replace(/\\([`$\\])/g, '$1'), ctx.acc, ctx.depth + 1);
+        return;
+      }
+      walkChildren(node, { ...ctx, stdin: undefined });
+      return;
     case 'process_substitution':
       walkChildren(node, { ...ctx, stdin: undefined });
       return;
@@ -100,6 +285,193 @@ function walk(node: Node, ctx: WalkContext): void {
   }
 }
 
+/** The arithmetic inside `$((…))`, `$[…]`, `((…))` or `for ((…))`: assignments and variables evaluated as code. */
+function checkArithmeticNode(node: Node, ctx: WalkContext): void {
+  const text = node.text;
+  let inner: string;
+  if (node.type === 'arithmetic_expansion') inner = text.startsWith('$[') ? text.slice(2, -1) : text.slice(3, -2);
+  else if (node.type === 'compound_statement') inner = text.slice(2, -2);
+  else {
+    const open = text.indexOf('((');
+    const close = text.indexOf('))', open);
+    inner = text.slice(open + 2, close < 0 ? undefined : close);
+  }
+  checkArithmeticText(inner, ctx.acc, ctx.acc.shell, shownText(text));
+}
+
+/** `${…}`: the operator words are not parsed by the grammar, so their substitutions are found here. */
+function visitExpansion(text: string, ctx: WalkContext, quoted: boolean): void {
+  const quoting = quoted ? 'double' : 'unquoted';
+  handleEmbedded(scanEmbedded(text, quoting), ctx, text, quoting);
+}
+
+function handleEmbedded(
+  found: Embedded,
+  ctx: WalkContext,
+  text: string,
+  quoting: 'unquoted' | 'double' | 'heredoc' = 'unquoted',
+): void {
+  const shown = shownText(text);
+  const { acc } = ctx;
+  if (found.broken) acc.parseProblem(`the rules cannot read where a substitution in ${shown[0]?.display} ends`);
+  for (const code of found.commands) analyzeShellText(code, acc, ctx.depth + 1);
+  for (const arithmetic of found.arithmetic) checkArithmeticText(arithmetic, acc, acc.shell, shown);
+  // inside double quotes (and here-documents) single quotes in an operator word do not quote
+  const inner = quoting === 'unquoted' ? 'unquoted' : 'double';
+  for (const body of found.parameters) visitParameter(body, ctx, shown, inner);
+}
+
+function visitParameter(body: string, ctx: WalkContext, shown: Arg[], quoting: 'unquoted' | 'double'): void {
+  const { acc } = ctx;
+  const parts = splitParameter(body);
+  if (!parts) {
+    acc.opaque(shown, 'the rules cannot read this parameter expansion');
+    return;
+  }
+  if (parts.indirect && parts.operator === '' && parts.word === '' && parts.subscript === undefined) {
+    const known = ctx.vars.get(parts.name);
+    if (known === undefined || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(known))
+      acc.opaque(shown, `\${!${parts.name}} reads a variable named at run time, whose subscript can run code`);
+  }
+  if (parts.subscript !== undefined && parts.subscript !== '@' && parts.subscript !== '*') {
+    checkArithmeticText(parts.subscript, acc, acc.shell, shown);
+    handleEmbedded(scanEmbedded(parts.subscript, 'unquoted'), ctx, parts.subscript);
+  }
+  if (parts.operator === '@P') {
+    const known = ctx.vars.get(parts.name);
+    if (known === undefined || /[$`\\]/.test(known))
+      acc.opaque(shown, `\${${parts.name}@P} expands the value as a prompt, which runs $(…) in it`);
+  }
+  if (parts.operator === ':') {
+    // `${x:offset:length}`: both are arithmetic
+    for (const piece of parts.word.split(':')) if (piece.trim()) checkArithmeticText(piece, acc, acc.shell, shown);
+  }
+  if (parts.word) handleEmbedded(scanEmbedded(parts.word, quoting), ctx, parts.word, quoting);
+}
+
+/** `for NAME in WORDS`: NAME is assigned; a NAME that matters is not allowed. */
+function visitFor(node: Node, ctx: WalkContext): void {
+  const variable = node.childForFieldName('variable');
+  const values = node.childrenForFieldName('value').filter((child): child is Node => child !== null);
+  if (variable) {
+    const name = variable.text;
+    const concern = assignmentConcern(name);
+    if (concern) ctx.acc.opaque(shownText(`for ${name} in …`), `the loop ${concern.message}`, concern.verdict);
+    const numeric =
+      values.length > 0 &&
+      values.every((value) => argsOfNode(value).every((arg) => isNumericValue(arg, ctx.acc.shell)));
+    if (numeric) ctx.acc.shell.numeric.add(name);
+    else ctx.acc.shell.numeric.delete(name);
+    ctx.vars.delete(name);
+  }
+  walkChildren(node, ctx);
+}
+
+/** `declare`, `typeset`, `local`, `export`, `readonly`: judged like the builtin; printing forms are commands. */
+function visitDeclaration(node: Node, ctx: WalkContext): void {
+  const keyword = node.firstChild?.text ?? 'declare';
+  const args: Arg[] = [literalArg(keyword)];
+  let assigns = false;
+  for (const child of node.namedChildren) {
+    if (!child || child.type === 'comment') continue;
+    if (child.type === 'variable_assignment') {
+      assigns = true;
+      args.push(assignmentArg(child));
+      checkSubscriptOf(child, ctx);
+      rememberAssignment(child, ctx);
+    } else args.push(...argsOfNode(child));
+  }
+  checkDeclarationArgs(args, ctx.acc);
+  // `declare -p`, `export -p`, `declare -f name` print: commands the rules must see
+  if (!assigns) ctx.acc.addCommand(args);
+  for (const child of node.namedChildren) {
+    if (!child || !mayHoldCommands(child)) continue;
+    if (child.type === 'variable_assignment') walkChildren(child, ctx);
+    else walk(child, ctx);
+  }
+}
+
+/** An assignment as one word: `NAME=value` with the value's segments. */
+function assignmentArg(node: Node): Arg {
+  const name = node.childForFieldName('name');
+  const value = node.childForFieldName('value');
+  const nameDynamic = name ? mayHoldCommands(name) : false;
+  const segments: Segment[] = [
+    nameDynamic ? { dyn: name?.text ?? '', quoted: true } : { lit: `${name?.text ?? ''}=`, quoted: true },
+  ];
+  if (nameDynamic) segments.push({ lit: '=', quoted: true });
+  if (value) segments.push(...wordSegments(value));
+  return argFromSegments(segments);
+}
+
+function checkSubscriptOf(node: Node, ctx: WalkContext): void {
+  const name = node.childForFieldName('name');
+  if (name?.type === 'subscript') {
+    const index = name.childForFieldName('index');
+    if (index) checkArithmeticText(index.text, ctx.acc, ctx.acc.shell, shownText(node.text));
+  }
+}
+
+/** `[[ … ]]` and `[ … ]`: `[[ a -eq b ]]` evaluates both sides as arithmetic, `-v` evaluates a subscript. */
+function visitTest(node: Node, ctx: WalkContext): void {
+  const shown = shownText(node.text);
+  // `[[ a -eq b ]]` evaluates both sides as arithmetic; the `[`/`test` builtin accepts only numbers there
+  const doubleBracket = node.firstChild?.type === '[[';
+  const visit = (expression: Node) => {
+    if (expression.type === 'binary_expression' || expression.type === 'unary_expression') {
+      const operator = expression.namedChildren.find((child) => child?.type === 'test_operator')?.text ?? '';
+      const operands = expression.namedChildren.filter(
+        (child): child is Node => child !== null && child.type !== 'test_operator',
+      );
+      if (doubleBracket && /^-(eq|ne|lt|le|gt|ge)$/.test(operator)) {
+        for (const operand of operands) {
+          if (operand.type === 'binary_expression' || operand.type === 'unary_expression') continue;
+          for (const arg of argsOfNode(operand)) {
+            if (arg.dynamic) {
+              if (!isNumericValue(arg, ctx.acc.shell))
+                ctx.acc.opaque(
+                  shown,
+                  `${arg.display} is evaluated as arithmetic, which can run code: its value is known only at run time`,
+                );
+            } else checkArithmeticText(arg.value, ctx.acc, ctx.acc.shell, shown);
+          }
+        }
+      } else if (operator === '-v') {
+        for (const operand of operands) {
+          for (const arg of argsOfNode(operand)) {
+            if (arg.dynamic || arg.value.includes('[')) checkAssignedNameSubscript(arg, ctx, shown);
+          }
+        }
+      }
+    }
+    for (const child of expression.namedChildren) if (child) visit(child);
+  };
+  for (const child of node.namedChildren) if (child) visit(child);
+  if (node.firstChild?.type === '[') {
+    // `[` is a builtin (and a program): the rules see it as a command
+    const words: Arg[] = [literalArg('[')];
+    const flatten = (n: Node) => {
+      if (n.type === 'binary_expression' || n.type === 'unary_expression' || n.type === 'parenthesized_expression') {
+        for (const child of n.children) if (child) flatten(child);
+      } else if (n.isNamed) words.push(...argsOfNode(n));
+      else if (n.type !== '(' && n.type !== ')') words.push(literalArg(n.text));
+    };
+    for (const child of node.children) if (child && child.type !== '[' && child.type !== ']') flatten(child);
+    words.push(literalArg(']'));
+    ctx.acc.addCommand(words);
+  }
+  walkChildren(node, ctx);
+}
+
+function checkAssignedNameSubscript(arg: Arg, ctx: WalkContext, shown: Arg[]): void {
+  if (arg.dynamic) {
+    ctx.acc.opaque(shown, `-v ${arg.display} names a variable known only at run time, whose subscript can run code`);
+    return;
+  }
+  const open = arg.value.indexOf('[');
+  checkArithmeticText(arg.value.slice(open + 1, arg.value.lastIndexOf(']')), ctx.acc, ctx.acc.shell, shown);
+}
+
 function argsOfNode(node: Node, prefix?: string): Arg[] {
   const segments = node.type === 'command_name' ? nameSegments(node) : wordSegments(node);
   if (prefix) segments.unshift({ lit: prefix, quoted: false });
@@ -114,11 +486,11 @@ function nameSegments(node: Node) {
   return node.namedChildren.flatMap((child) => (child ? wordSegments(child) : []));
 }
 
-function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string): void {
+function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailing: Node[] = []): void {
   const args: Arg[] = [];
   let stdin = ctx.stdin;
   const redirects: Node[] = [];
-  const children = node.namedChildren;
+  const children = trailing.length > 0 ? [...node.namedChildren, ...trailing] : node.namedChildren;
   for (const child of children) {
     if (!child) continue;
     switch (child.type) {
@@ -227,8 +599,25 @@ export function decodeBase64Text(encoded: string, encoding: 'utf-8' | 'utf-16le'
   }
 }
 
+const argumentNodes = new Set([
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'concatenation',
+  'number',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'brace_expression',
+]);
+
 function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
   let stdin = ctx.stdin;
+  const trailing: Node[] = [];
   let body: Node | null = null;
   const bodyId = node.childForFieldName('body')?.id;
   const bodyArgs: Arg[] = [];
@@ -253,7 +642,11 @@ function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
           stdin = checkRedirect(part, ctx, bodyArgs) ?? stdin;
           walkChildren(part, ctx);
         } else if (part.type === 'heredoc_body') {
-          walkChildren(part, { ...ctx, stdin: undefined });
+          // the grammar does not parse backticks (and some `${…}` words) in a body: scan its text instead
+          if (!heredocQuoted(child)) handleEmbedded(scanEmbedded(part.text, 'heredoc'), ctx, part.text);
+        } else if (argumentNodes.has(part.type)) {
+          // `rm <<EOF -rf /`: words after the here-document operator are arguments of the command
+          trailing.push(part);
         } else if (part.type !== 'heredoc_start' && part.type !== 'heredoc_end' && part.type !== 'file_descriptor') {
           walk(part, ctx);
         }
@@ -265,7 +658,19 @@ function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
       walk(child, ctx);
     }
   }
-  if (body) walk(body, { ...ctx, stdin });
+  if (body && trailing.length > 0) {
+    if (body.type === 'command') visitCommand(body, { ...ctx, stdin }, undefined, trailing);
+    else {
+      ctx.acc.parseProblem('words follow a here-document of something that is not a simple command');
+      for (const part of trailing) walk(part, { ...ctx, stdin: undefined });
+      walk(body, { ...ctx, stdin });
+    }
+  } else if (body) walk(body, { ...ctx, stdin });
+}
+
+function heredocQuoted(node: Node): boolean {
+  for (const child of node.children) if (child?.type === 'heredoc_start') return /['"\\]/.test(child.text);
+  return false;
 }
 
 function heredocFeed(node: Node): StdinFeed {
@@ -282,7 +687,7 @@ function heredocFeed(node: Node): StdinFeed {
   const quoted = /['"\\]/.test(start);
   let text = bodyNode.text;
   if (!quoted) {
-    if (bodyNode.namedChildren.some((child) => child && child.type !== 'heredoc_content')) {
+    if (/[$`]/.test(text)) {
       return { known: false, what: 'a here-document with expansions' };
     }
     text = text.replace(/\\([$`\\\n])/g, (_match, ch: string) => (ch === '\n' ? '' : ch));
@@ -303,6 +708,7 @@ function checkRedirect(node: Node, ctx: WalkContext, args: readonly Arg[]): Stdi
       ? { known: false, what: 'a here-string with expansions' }
       : { known: true, text: `${arg.value}\n`, what: 'a here-string' };
   }
+  checkVariableDescriptor(node, ctx);
   let operator = '';
   for (const child of node.children) if (child && !child.isNamed) operator = child.type;
   const destinationNode = node.childForFieldName('destination');
@@ -321,17 +727,50 @@ function checkRedirect(node: Node, ctx: WalkContext, args: readonly Arg[]): Stdi
   return undefined;
 }
 
+/** `exec {NAME}>file` assigns the new descriptor's number to NAME (`{PATH}>x` sets PATH=10). */
+function checkVariableDescriptor(redirect: Node, ctx: WalkContext): void {
+  let candidate: Node | null = redirect.previousSibling;
+  while (candidate && candidate.endIndex === redirect.startIndex) {
+    const match = /\{([^{}]*)\}$/.exec(candidate.text);
+    if (match) {
+      const name = match[1] as string;
+      const concern = assignmentConcern(name);
+      if (concern) ctx.acc.opaque(shownText(`{${name}}${redirect.text}`), concern.message, concern.verdict);
+      ctx.acc.shell.numeric.add(name);
+      return;
+    }
+    candidate = candidate.lastChild;
+  }
+}
+
 function checkAssignment(node: Node, ctx: WalkContext): void {
   const name = node.childForFieldName('name');
   const variable = name?.type === 'subscript' ? name.childForFieldName('name')?.text : name?.text;
-  if (variable && isRuntimeVariable(variable)) {
-    ctx.acc.opaque([unknownArg(node.text, false)], `setting ${variable} changes which program or code runs`);
+  if (variable) {
+    const concern = assignmentConcern(variable);
+    if (concern) ctx.acc.opaque([unknownArg(node.text, false)], concern.message, concern.verdict);
+    if (ctx.acc.shell.integers.has(variable)) {
+      // `declare -i n; n=$x`: the value is evaluated as arithmetic
+      const value = node.childForFieldName('value');
+      const arg = value ? argFromSegments(wordSegments(value)) : undefined;
+      if (arg && !isNumericValue(arg, ctx.acc.shell)) {
+        if (arg.dynamic)
+          ctx.acc.opaque(
+            [unknownArg(node.text, false)],
+            `${variable} is an integer variable: the value ${arg.display} is evaluated as arithmetic, which can run code`,
+          );
+        else checkArithmeticText(arg.value, ctx.acc, ctx.acc.shell, [unknownArg(node.text, false)]);
+      }
+    }
   }
-  if (name?.type === 'subscript') checkArithmeticText(name, ctx, node.text);
+  if (name?.type === 'subscript') {
+    checkQuotedArithmetic(name, ctx, node.text);
+    checkSubscriptOf(node, ctx);
+  }
 }
 
 /** Array subscripts and arithmetic evaluate `$(…)` even inside quotes: `let 'a[$(id)]'`, `(( x['$(id)'] ))`. */
-function checkArithmeticText(node: Node, ctx: WalkContext, display: string): void {
+function checkQuotedArithmetic(node: Node, ctx: WalkContext, display: string): void {
   if (node.type === 'raw_string' || node.type === 'string' || node.type === 'word' || node.type === 'concatenation') {
     const value = argFromSegments(wordSegments(node)).value;
     if (/\$\(|`/.test(value) && /\[/.test(value)) {
@@ -356,6 +795,7 @@ function checkArithmeticText(node: Node, ctx: WalkContext, display: string): voi
 function visitFunction(node: Node, ctx: WalkContext): void {
   const name = node.childForFieldName('name')?.text;
   const body = node.childForFieldName('body');
+  if (name) ctx.acc.shell.functions.add(name);
   if (name && body) {
     let selfCalls = 0;
     let background = false;
@@ -379,7 +819,11 @@ function rememberAssignment(node: Node, ctx: WalkContext): void {
   const value = node.childForFieldName('value');
   if (name?.type !== 'variable_name') return;
   const arg = value ? argFromSegments(wordSegments(value)) : undefined;
-  if (!arg || arg.dynamic) ctx.vars.delete(name.text);
+  const append = node.children.some((child) => child?.type === '+=');
+  if (isNumericValue(arg, ctx.acc.shell) && (!append || ctx.acc.shell.numeric.has(name.text)))
+    ctx.acc.shell.numeric.add(name.text);
+  else ctx.acc.shell.numeric.delete(name.text);
+  if (!arg || arg.dynamic || append) ctx.vars.delete(name.text);
   else ctx.vars.set(name.text, arg.value);
 }
 
