@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 /**
- * Builds the Landlock helper: `cc -O2 -Wall -Werror native/letkite-sandbox.c -o native/build/letkite-sandbox`.
+ * Builds the sandbox helper: `cc -O2 -Wall -Werror -static native/letkite-sandbox.c -o native/build/letkite-sandbox`.
+ * Static, so that no loader variable (LD_PRELOAD, LD_LIBRARY_PATH, GLIBC_TUNABLES via ld.so …) can act on it before
+ * it has applied the sandbox. Where static linking is impossible (no libc.a: Debian/Ubuntu `libc6-dev` has it,
+ * Fedora needs `glibc-static`) it links dynamically and says so; the agent still hands it only a fixed allowlist
+ * environment, and `letkite-sandbox --probe` reports `"static": false`.
  * Runs as the agent package's `postinstall` (with `--if-possible`) and `build`. Skips when the binary is newer
  * than its source. Linux only: elsewhere there is nothing to build.
  *
@@ -44,8 +48,9 @@ if (process.platform !== 'linux') {
 }
 
 const built = mtimeMs(output);
-const sourceTime = mtimeMs(source);
-if (sourceTime === undefined) fail(`source missing: ${source}`);
+// The flags live here: a newer build script makes the helper stale too.
+const sourceTime = Math.max(mtimeMs(source) ?? Number.NaN, mtimeMs(fileURLToPath(import.meta.url)) ?? 0);
+if (Number.isNaN(sourceTime)) fail(`source missing: ${source}`);
 if (built !== undefined && built >= sourceTime) {
   console.log(`build-sandbox: ${output} is up to date`);
   process.exit(0);
@@ -55,7 +60,19 @@ const cc = process.env.CC || 'cc';
 mkdirSync(dirname(output), { recursive: true });
 // Compile next to the target and rename, so a half-written helper never sits at the path the agent executes.
 const partial = `${output}.partial-${process.pid}`;
-const result = spawnSync(cc, ['-O2', '-Wall', '-Werror', '-o', partial, source], { stdio: 'inherit' });
+const flags = ['-O2', '-Wall', '-Werror', '-o', partial, source];
+let result = spawnSync(cc, ['-static', ...flags], { stdio: ['ignore', 'inherit', 'pipe'] });
+if (!result.error && result.status !== 0) {
+  const why = String(result.stderr ?? '').trim();
+  console.error(
+    `build-sandbox: static linking failed (${why.split('\n').pop() || `exit ${result.status}`}); linking dynamically.` +
+      ' Install the static C library (libc6-dev / glibc-static) for a helper no loader variable can touch.',
+  );
+  rmSync(partial, { force: true });
+  result = spawnSync(cc, flags, { stdio: 'inherit' });
+} else if (result.stderr?.length) {
+  process.stderr.write(result.stderr);
+}
 if (result.error) {
   rmSync(partial, { force: true });
   if (result.error.code === 'ENOENT') {

@@ -72,8 +72,9 @@ async function runSandboxed(
     if (account.switchUser) chownSync(tmpDir, account.uid, account.gid);
     const spec = sandboxSpecFor(rp.clamped, account.home, tmpDir);
     assertSandboxUsable(probe, spec);
-    const launch = wrapInSandbox(spec, argv);
-    const plan: LaunchPlan = { file: launch.file, args: launch.args, env: { ...env, TMPDIR: tmpDir }, ...ids };
+    // The environment goes to the command on a pipe, never to the helper; the helper enters cwd itself.
+    const launch = wrapInSandbox(spec, argv, { env: { ...env, TMPDIR: tmpDir }, cwd: params.cwd });
+    const plan: LaunchPlan = { ...launch, ...ids };
     const result = await runExec(params, plan, signal);
     const refusal = sandboxRefusal(result.exit_code, result.stderr);
     if (refusal) throw refusal;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import type { ExecParams, ExecResult } from '@letkite/protocol';
 import { type Launch, LauncherClient } from './launcher-client';
 import { decodeTail, TailBuffer } from './tail-buffer';
@@ -13,8 +14,23 @@ export interface LaunchPlan {
   env: Record<string, string>;
   uid?: number;
   gid?: number;
-  /** Extra file descriptors to pass (index 3 onwards), e.g. a sandbox spec. */
+  /** Extra file descriptors to pass (index 3 onwards), e.g. the sandboxed command's environment. */
   extraFds?: (string | null)[];
+  /** Where to spawn `file`, over the request's cwd: the sandbox helper starts in `/` and enters the cwd itself. */
+  cwd?: string;
+}
+
+/** Why a spawn failed, in words: a missing working directory is not a missing program (issue #10 item 11). */
+export function spawnFailure(file: string, cwd: string | undefined, code: string | undefined): string {
+  if (code === 'ENOENT' && cwd !== undefined) {
+    let isDir = false;
+    try {
+      isDir = statSync(cwd).isDirectory();
+    } catch {}
+    if (!isDir) return `letkite: working directory ${cwd} does not exist or is not a directory\n`;
+  }
+  const reason = code === 'ENOENT' ? 'command not found' : (code ?? 'spawn failed');
+  return `letkite: ${file}: ${reason}\n`;
 }
 
 export interface ExecOutput {
@@ -52,6 +68,8 @@ export const spawnHere: Launch = (req, events) => {
   if (child.pid !== undefined) events.pid(child.pid);
   req.extraFds.forEach((text, i) => {
     const stream = child.stdio[3 + i] as NodeJS.WritableStream | null;
+    // A helper that refused before reading its fd closes it: EPIPE is its refusal, not ours to crash on.
+    stream?.on('error', () => {});
     if (stream && text !== null) stream.end(text);
   });
   const stdout = new TailBuffer(req.max);
@@ -145,11 +163,12 @@ export async function runExec(
     const onAbort = () => terminate();
     signal?.addEventListener('abort', onAbort, { once: true });
 
+    const cwd = plan.cwd ?? params.cwd;
     start(
       {
         file: plan.file,
         args: plan.args,
-        cwd: params.cwd,
+        cwd,
         env: plan.env,
         ...(plan.uid === undefined ? {} : { uid: plan.uid }),
         ...(plan.gid === undefined ? {} : { gid: plan.gid }),
@@ -163,9 +182,8 @@ export async function runExec(
           if (pendingTerminate && !settled) terminate();
         },
         error: (code) => {
-          const reason = code === 'ENOENT' ? 'command not found' : (code ?? 'spawn failed');
           const stderr = new TailBuffer(params.max_output_bytes);
-          stderr.write(Buffer.from(`letkite: ${plan.file}: ${reason}\n`));
+          stderr.write(Buffer.from(spawnFailure(plan.file, cwd, code)));
           finish(127, null, new TailBuffer(params.max_output_bytes), stderr);
         },
         // Output is complete at close (pipes drained). A background process left in the group can hold the

@@ -1,5 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TRUSTED_PATH } from '../launch-plan';
+
+/** The launcher's environment: the trusted PATH and nothing else (issue #10 item 1). */
+export function launcherEnv(): Record<string, string> {
+  return { PATH: TRUSTED_PATH };
+}
 
 /** One command to start: the launch plan plus what runExec feeds it. */
 export interface LaunchRequest {
@@ -60,7 +66,7 @@ export function launcherPath(): string {
 }
 
 /**
- * The agent's side of launcher.mjs: starts it (plain `node`, no tsx, no NODE_OPTIONS), routes its replies to the
+ * The agent's side of launcher.mjs: starts it (plain `node`, no tsx, a fixed environment), routes its replies to the
  * commands in flight, and keeps it from holding the agent's event loop open while idle. If it dies, the process
  * groups of the commands in flight are killed and those commands fail; the next command starts a new launcher.
  */
@@ -102,8 +108,9 @@ export class LauncherClient {
   }
 
   private start(): Promise<boolean> {
-    const env = { ...process.env };
-    delete env.NODE_OPTIONS; // a `--import tsx` there would load tsx into the launcher: the cost we are avoiding
+    // A fixed allowlist, nothing of the agent's own environment (it may hold secrets, and NODE_OPTIONS with
+    // `--import tsx` would load tsx: the cost we are avoiding). Commands get their environment per spawn.
+    const env = launcherEnv();
     let child: ChildProcess;
     try {
       child = spawn(process.execPath, [this.path], {

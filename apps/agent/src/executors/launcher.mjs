@@ -5,6 +5,8 @@
 // groups itself by pid; this process only spawns, feeds stdin and extra fds, keeps the newest `max` bytes of each
 // output stream, and reports pid / exit / close / errors over the IPC channel.
 //
+// Its own environment is a fixed allowlist (launcherEnv in launcher-client.ts); each command's comes per spawn.
+//
 // Messages in:  { t: 'spawn', id, file, args, cwd, env, uid?, gid?, extraFds, stdin?, max }
 // Messages out: { t: 'ready' } once; per id: { t: 'pid', pid } | { t: 'throw', name, message, code } |
 //               { t: 'error', code } | { t: 'exit', code, sig } |
@@ -67,6 +69,8 @@ function run(m) {
   if (child.pid !== undefined) send({ t: 'pid', id, pid: child.pid });
   m.extraFds.forEach((text, i) => {
     const stream = child.stdio[3 + i];
+    // A helper that refused before reading its fd closes it: EPIPE is its refusal, not ours to crash on.
+    stream?.on('error', () => {});
     if (stream && text !== null) stream.end(text);
   });
   const out = tail(m.max);

@@ -1,8 +1,8 @@
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RequestPolicy } from '../guard/request-policy';
 import { checkCwd } from '../guard/check-cwd';
+import type { RequestPolicy } from '../guard/request-policy';
 import { type RunAsAccount, resolveRunAs } from '../guard/run-as';
 import { sandboxSpecFor } from '../guard/sandbox-spec';
 import { commandEnv } from '../launch-plan';
@@ -45,10 +45,17 @@ export async function prepareLaunch(
     if (account.switchUser) chownSync(tmpDir, account.uid, account.gid);
     const spec = sandboxSpecFor(rp.clamped, account.home, tmpDir);
     assertSandboxUsable(probe, spec);
-    const launch = wrapInSandbox(spec, argv);
+    // The request's environment (jobs) travels on a pipe and reaches only the sandboxed command; without one
+    // (shell sessions, terminals: node-pty has no extra fds) the helper's environment is the fixed allowlist
+    // below, which it hands on. The helper starts in `/` and enters `cwd` after the hiding (issue #10 items 1, 4).
+    const commandEnvironment = { ...env, TMPDIR: tmpDir };
+    const launch =
+      options.env === undefined
+        ? wrapInSandbox(spec, argv, { cwd, helperEnv: commandEnvironment })
+        : wrapInSandbox(spec, argv, { cwd, env: commandEnvironment });
     return {
-      plan: { file: launch.file, args: launch.args, env: { ...env, TMPDIR: tmpDir }, ...ids },
-      cwd,
+      plan: { file: launch.file, args: launch.args, env: launch.env, extraFds: launch.extraFds, ...ids },
+      cwd: launch.cwd,
       account,
       sandboxed: true,
       release,

@@ -237,9 +237,15 @@ export class JobManager {
       cwd,
       env: plan.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // fd 3 onwards: e.g. the sandboxed command's environment, which never reaches the helper itself.
+      stdio: ['ignore', 'pipe', 'pipe', ...(plan.extraFds ?? []).map(() => 'pipe' as const)],
       ...(plan.uid === undefined ? {} : { uid: plan.uid }),
       ...(plan.gid === undefined ? {} : { gid: plan.gid }),
+    });
+    (plan.extraFds ?? []).forEach((text, i) => {
+      const stream = child.stdio[3 + i] as NodeJS.WritableStream | null;
+      stream?.on('error', () => {});
+      if (stream && text !== null) stream.end(text);
     });
     job.child = child;
     job.meta.pid = child.pid ?? null;

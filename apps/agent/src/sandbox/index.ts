@@ -6,6 +6,7 @@
  */
 export {
   assertSandboxUsable,
+  encodeEnvironment,
   type ProbeOptions,
   probeSandbox,
   SANDBOX_ERROR_PREFIX,
@@ -13,9 +14,11 @@ export {
   type SandboxLaunch,
   type SandboxProbe,
   type SandboxRefusalKind,
+  sandboxHelperEnv,
   sandboxHelperPath,
   sandboxRefusal,
   sandboxRefusalKinds,
+  type WrapOptions,
   wrapInSandbox,
 } from './linux';
 export { type SandboxMechanism, type SandboxSupport, sandboxSupportFor } from './platform';

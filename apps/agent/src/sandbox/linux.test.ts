@@ -21,6 +21,7 @@ import {
   assertSandboxUsable,
   probeSandbox,
   SANDBOX_REFUSED_EXIT,
+  type SandboxLaunch,
   type SandboxProbe,
   sandboxHelperPath,
   sandboxRefusal,
@@ -62,6 +63,19 @@ function runSandboxed(
   const launch = wrapInSandbox(spec, [options.shell ?? '/bin/sh', '-c', script]);
   const ids = options.uid === undefined ? {} : { uid: options.uid, gid: options.gid ?? options.uid };
   return collect(spawn(launch.file, launch.args, { env, stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'], ...ids }));
+}
+
+/** Spawns a launch the way the executors do: its environment, `/` as cwd, its extra fds written and closed. */
+function spawnLaunch(launch: SandboxLaunch, options: { cwd?: string } = {}): ChildProcess {
+  const child = spawn(launch.file, launch.args, {
+    env: launch.env,
+    cwd: options.cwd ?? launch.cwd,
+    stdio: ['ignore', 'pipe', 'pipe', ...launch.extraFds.map(() => 'pipe' as const)],
+  });
+  launch.extraFds.forEach((text, i) => {
+    (child.stdio[3 + i] as NodeJS.WritableStream).end(text);
+  });
+  return child;
 }
 
 function runHelper(args: string[]): Promise<Outcome> {
@@ -297,10 +311,45 @@ describe('process', () => {
         `kill -0 ${outside.pid} && echo reached; sleep 30 & kill $! && echo own`,
       );
       expect(r.stdout).toBe('own\n');
-      expect(r.stderr).toMatch(/Operation not permitted/);
+      // Its own PID namespace: the outside pid is not even there (Landlock's scoping would refuse it anyway).
+      expect(r.stderr).toMatch(/Operation not permitted|No such process/);
     } finally {
       outside.kill();
     }
+  });
+});
+
+describe('the helper, its init and the command', () => {
+  test("the command's exit code and signal become the helper's", async () => {
+    const { spec } = fixture();
+    const exit = await runSandboxed(spec, 'exit 7');
+    expect(exit.code).toBe(7);
+    const launch = wrapInSandbox(spec, ['/bin/sh', '-c', 'kill -USR1 $$; sleep 5']);
+    const child = spawn(launch.file, launch.args, { env, stdio: 'ignore' });
+    const sig = await new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    expect(sig).toBe('SIGUSR1');
+  });
+
+  test('SIGTERM to the process group ends the command and everything it left running', async () => {
+    const { spec, rw } = fixture();
+    const launch = wrapInSandbox(spec, ['/bin/sh', '-c', `(sleep 3; touch ${rw}/survived) & echo started; sleep 30`]);
+    const child = spawn(launch.file, launch.args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise((resolve) => child.stdout?.once('data', resolve));
+    const started = Date.now();
+    process.kill(-(child.pid as number), 'SIGTERM');
+    const sig = await new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    expect(sig).toBe('SIGTERM');
+    expect(Date.now() - started).toBeLessThan(2000);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(existsSync(join(rw, 'survived'))).toBe(false);
+  });
+
+  test('a background process does not outlive the command (the PID namespace ends with it)', async () => {
+    const { spec, rw } = fixture();
+    const r = await runSandboxed(spec, `(sleep 1; touch ${rw}/late) >/dev/null 2>&1 & echo done`);
+    expect(r).toMatchObject({ code: 0, stdout: 'done\n' });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(existsSync(join(rw, 'late'))).toBe(false);
   });
 });
 
@@ -326,6 +375,269 @@ describe('as an unprivileged account (user namespace)', () => {
       uid: NOBODY,
     });
     expect(r.stdout).toBe('CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\n');
+  });
+});
+
+const PY = '/usr/bin/python3';
+
+describe('escapes (issue #10): each attack fails and leaves nothing behind', () => {
+  let lib: string;
+  let outsideDir: string;
+  beforeAll(() => {
+    outsideDir = mkdtempSync(join(tmpdir(), 'letkite-sbx-outside-'));
+    roots.push(outsideDir);
+    const src = join(outsideDir, 'evil.c');
+    lib = join(outsideDir, 'evil.so');
+    writeFileSync(
+      src,
+      '#include <stdio.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void evil(void) {\n' +
+        '  const char *m = getenv("EVIL_MARKER"); if (!m) return;\n' +
+        '  FILE *f = fopen(m, "a"); if (f) { fputs("pwned\\n", f); fclose(f); }\n}\n',
+    );
+    execFileSync('cc', ['-shared', '-fPIC', '-o', lib, src]);
+    chmodSync(outsideDir, 0o755);
+  });
+
+  test('LD_PRELOAD in the helper environment never runs code outside the sandbox', async () => {
+    const { spec } = fixture();
+    const marker = join(outsideDir, `marker-${unique()}`);
+    const launch = wrapInSandbox(spec, ['/bin/true']);
+    const r = await collect(
+      spawn(launch.file, launch.args, {
+        env: { ...env, LD_PRELOAD: lib, EVIL_MARKER: marker },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    expect(existsSync(marker), JSON.stringify(r)).toBe(false);
+    expect(r.code).toBe(SANDBOX_REFUSED_EXIT);
+  });
+
+  test('the helper is statically linked, so no loader variable can ever touch it', async () => {
+    const elf = readFileSync(helper);
+    // A dynamically linked ELF has a PT_INTERP program header (the loader that reads LD_PRELOAD & co.).
+    const phoff = Number(elf.readBigUInt64LE(0x20));
+    const phentsize = elf.readUInt16LE(0x36);
+    const phnum = elf.readUInt16LE(0x38);
+    const types = Array.from({ length: phnum }, (_, i) => elf.readUInt32LE(phoff + i * phentsize));
+    expect(types.length).toBeGreaterThan(0);
+    expect(types).not.toContain(3); // PT_INTERP
+    expect((await probeSandbox()).static).toBe(true);
+  });
+
+  test("the request's environment reaches only the command, through a pipe, never the command line", async () => {
+    const { spec } = fixture();
+    const launch = wrapInSandbox(
+      spec,
+      ['/bin/sh', '-c', 'echo "[$GREETING]"; cat /proc/$PPID/cmdline | tr "\\0" " "'],
+      {
+        env: { PATH: '/usr/bin:/bin', GREETING: 'secret-greeting' },
+      },
+    );
+    expect(launch.args.join(' ')).not.toContain('secret-greeting');
+    expect(Object.keys(launch.env)).toEqual(['PATH']);
+    const r = await collect(spawnLaunch(launch));
+    const [greeting, cmdline] = r.stdout.split('\n');
+    expect(greeting).toBe('[secret-greeting]');
+    expect(cmdline).toContain('--env-fd 3');
+    expect(cmdline).not.toContain('secret-greeting');
+    expect(r.code).toBe(0);
+  });
+
+  test('a loader variable given for the command is refused by the helper itself', async () => {
+    const { spec } = fixture();
+    const marker = join(outsideDir, `marker-${unique()}`);
+    const extras: Record<string, string>[] = [
+      { LD_PRELOAD: lib },
+      { GCONV_PATH: outsideDir },
+      { GLIBC_TUNABLES: 'x=1' },
+      { MALLOC_CHECK_: '3' },
+    ];
+    for (const extra of extras) {
+      const launch = wrapInSandbox(spec, ['/bin/sh', '-c', `touch ${marker}`], {
+        env: { PATH: '/usr/bin:/bin', EVIL_MARKER: marker, ...extra },
+      });
+      const r = await collect(spawnLaunch(launch));
+      expect(r.code, JSON.stringify(r)).toBe(SANDBOX_REFUSED_EXIT);
+      expect(r.stderr).toMatch(/^letkite-sandbox: environment refused: /);
+      expect(sandboxRefusal(r.code, r.stderr)?.code).toBe('blocked_by_policy');
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test('a cwd inside a denied directory sees the empty hiding mount, not the secret', async () => {
+    const { spec, ro } = fixture();
+    const launch = wrapInSandbox(spec, ['/bin/sh', '-c', 'cat token; ls -A; pwd']);
+    const r = await collect(
+      spawn(launch.file, launch.args, { env, cwd: join(ro, 'secret'), stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
+    expect(r.stdout + r.stderr).not.toContain('TOP-SECRET');
+    expect(r.stdout).toBe(`${join(ro, 'secret')}\n`);
+  });
+
+  test('--cwd is entered after the hiding; one that exists only on the host is refused clearly', async () => {
+    const { spec, ro } = fixture();
+    const hidden = wrapInSandbox(spec, ['/bin/sh', '-c', 'cat token; pwd'], { cwd: join(ro, 'secret') });
+    expect(hidden.cwd).toBe('/');
+    const r = await collect(spawn(hidden.file, hidden.args, { env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(r.stdout + r.stderr).not.toContain('TOP-SECRET');
+    mkdirSync(join(ro, 'secret', 'sub'));
+    const sub = wrapInSandbox(spec, ['/bin/echo', 'ran'], { cwd: join(ro, 'secret', 'sub') });
+    const s = await collect(spawn(sub.file, sub.args, { env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] }));
+    expect(s.code).toBe(SANDBOX_REFUSED_EXIT);
+    expect(s.stdout).toBe('');
+    expect(s.stderr).toMatch(/^letkite-sandbox: cwd unavailable: /);
+    expect(sandboxRefusal(s.code, s.stderr)?.code).toBe('not_found');
+  });
+
+  describe('sockets', () => {
+    let server: Server;
+    let path: string;
+    let accepted = 0;
+    let udp: import('node:dgram').Socket;
+    let udpPort: number;
+    let datagrams = 0;
+    let tcpPort: number;
+    let tcp: Server;
+    beforeAll(async () => {
+      path = join(outsideDir, 'srv.sock');
+      server = createServer((s) => {
+        accepted++;
+        s.end('hello-from-outside\n');
+      });
+      await new Promise<void>((resolve) => server.listen(path, resolve));
+      const dgram = await import('node:dgram');
+      udp = dgram.createSocket('udp4');
+      udp.on('message', () => {
+        datagrams++;
+      });
+      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+      udpPort = udp.address().port;
+      tcp = createServer((s) => s.end('tcp-ok\n'));
+      await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+      tcpPort = (tcp.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      udp.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    });
+
+    const unixConnect = () =>
+      `${PY} -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('${path}'); print(s.recv(100))"`;
+
+    test.each([
+      ['no network', false],
+      ['some TCP ports', 'ports'],
+      ['all TCP', true],
+    ] as const)('a pathname Unix socket outside the grants is unreachable (%s)', async (_name, tcpGrant) => {
+      const allowTcp = tcpGrant === 'ports' ? [tcpPort] : tcpGrant;
+      const r = await runSandboxed({ ...fixture().spec, readPaths: ['/'], allowTcp }, unixConnect());
+      expect(r.stdout).not.toContain('hello-from-outside');
+      expect(accepted).toBe(0);
+    });
+
+    test('the real PostgreSQL socket cannot be reached (COPY … TO PROGRAM would run outside the sandbox)', async () => {
+      if (!existsSync('/var/run/postgresql/.s.PGSQL.5432')) return;
+      const marker = join(tmpdir(), `letkite-pg-${unique()}`);
+      const r = await runSandboxed(
+        { ...fixture().spec, readPaths: ['/'], allowTcp: true },
+        `psql -h /var/run/postgresql -U postgres -d postgres -c "COPY (SELECT 1) TO PROGRAM 'touch ${marker}'"`,
+      );
+      expect(existsSync(marker), JSON.stringify(r)).toBe(false);
+    });
+
+    test('socketpair still works', async () => {
+      const r = await runSandboxed(
+        fixture().spec,
+        `${PY} -c "import socket; a,b=socket.socketpair(); a.send(b'ok'); print(b.recv(2))"`,
+      );
+      expect(r).toMatchObject({ code: 0, stdout: "b'ok'\n" });
+    });
+
+    test.each([
+      ['no network', false],
+      ['some TCP ports', 'ports'],
+      ['all TCP', true],
+    ] as const)('UDP datagrams do not leave the sandbox (%s)', async (_name, tcpGrant) => {
+      const allowTcp = tcpGrant === 'ports' ? [tcpPort] : tcpGrant;
+      await runSandboxed(
+        { ...fixture().spec, allowTcp },
+        `${PY} -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', ${udpPort}))"; echo x > /dev/udp/127.0.0.1/${udpPort}`,
+        { shell: '/bin/bash' },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(datagrams).toBe(0);
+    });
+
+    test.each([
+      ['raw ICMP', 'socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP'],
+      ['packet', 'socket.AF_PACKET, socket.SOCK_RAW, 0'],
+      ['netlink audit', 'socket.AF_NETLINK, socket.SOCK_RAW, 9'],
+      ['SCTP stream', 'socket.AF_INET, socket.SOCK_STREAM, 132'],
+      ['vsock', '40, socket.SOCK_STREAM, 0'],
+    ])('a %s socket is refused even with all TCP allowed', async (_name, args) => {
+      const r = await runSandboxed(
+        { ...fixture().spec, allowTcp: true },
+        `${PY} -c "import socket; socket.socket(${args}); print('opened')"`,
+      );
+      expect(r.stdout).not.toContain('opened');
+      expect(r.stderr).toMatch(/PermissionError|OSError/);
+    });
+
+    test('granted TCP still works; a TCP Fast Open send to another port does not connect', async () => {
+      const ok = await runSandboxed(
+        { ...fixture().spec, allowTcp: [tcpPort] },
+        `exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && head -c 6 <&3`,
+        { shell: '/bin/bash' },
+      );
+      expect(ok).toMatchObject({ code: 0, stdout: 'tcp-ok' });
+      const tfo = await runSandboxed(
+        { ...fixture().spec, allowTcp: [tcpPort === 1 ? 2 : tcpPort - 1] },
+        `${PY} -c "import socket; s=socket.socket(); s.sendto(b'x', socket.MSG_FASTOPEN, ('127.0.0.1', ${tcpPort})); print('sent', s.recv(6))"`,
+      );
+      expect(tfo.stdout).not.toContain('tcp-ok');
+    });
+  });
+
+  describe('root inside the sandbox', () => {
+    test('has no capabilities at all', async () => {
+      const r = await runSandboxed(fixture().spec, 'grep -E "^Cap" /proc/self/status; id -u');
+      expect(r.stdout).toBe(
+        'CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n0\n',
+      );
+    });
+
+    test('cannot set the hostname or the clock, and the host is unchanged', async () => {
+      const before = readFileSync('/proc/sys/kernel/hostname', 'utf8');
+      const r = await runSandboxed(fixture().spec, 'hostname sandbox-escaped; date -s "2001-01-01"; echo done');
+      expect(r.stdout).toContain('done');
+      expect(r.stderr).toMatch(/Operation not permitted|must be root/);
+      expect(readFileSync('/proc/sys/kernel/hostname', 'utf8')).toBe(before);
+      expect(new Date().getFullYear()).toBeGreaterThan(2020);
+    });
+
+    test("sees only its own processes: another process's /proc/<pid>/environ is out of reach", async () => {
+      const marker = `outside-env-${unique()}`;
+      const outside = spawn('/bin/sleep', ['30'], { env: { SECRET_MARKER: marker } });
+      try {
+        const r = await runSandboxed(
+          fixture().spec,
+          `cat /proc/${outside.pid}/environ; cat /proc/*/environ; echo; ls /proc | grep -c "^[0-9]"`,
+        );
+        expect(r.stdout + r.stderr).not.toContain(marker);
+        expect(Number(r.stdout.trim().split('\n').pop())).toBeLessThan(6);
+      } finally {
+        outside.kill();
+      }
+    });
+
+    test('cannot read the keyring or use io_uring', async () => {
+      const r = await runSandboxed(
+        fixture().spec,
+        `${PY} -c "import ctypes; l=ctypes.CDLL(None); print('io_uring', l.syscall(425, 4, ctypes.create_string_buffer(120)))"`,
+      );
+      expect(r.stdout).toBe('io_uring -1\n');
+    });
   });
 });
 
@@ -444,15 +756,30 @@ describe('fails closed', () => {
 
   test('a probe without Landlock, without TCP control or without user namespaces refuses a spec that needs them', () => {
     const { spec } = fixture();
-    const good: SandboxProbe = { available: true, abi: 7, userns: true, mountns: true, net: true, scoped: true };
+    const good: SandboxProbe = {
+      available: true,
+      abi: 7,
+      userns: true,
+      mountns: true,
+      net: true,
+      scoped: true,
+      pidns: true,
+      netns: true,
+      seccomp: true,
+      static: true,
+      euid: 0,
+    };
     const cases: [SandboxProbe, SandboxSpec][] = [
       [{ ...good, available: false, abi: 0, reason: 'Landlock is not enabled in this kernel' }, spec],
       [{ ...good, abi: 3, net: false, scoped: false }, spec],
       [{ ...good, userns: false, mountns: false }, spec],
+      [{ ...good, netns: false }, spec],
     ];
     for (const [probe, s] of cases)
       expect(() => assertSandboxUsable(probe, s)).toThrow(expect.objectContaining({ code: 'unsupported' }));
     expect(() => assertSandboxUsable({ ...good, abi: 3, net: false }, { ...spec, allowTcp: true })).not.toThrow();
     expect(() => assertSandboxUsable({ ...good, mountns: false }, { ...spec, denyPaths: [] })).not.toThrow();
+    expect(() => assertSandboxUsable({ ...good, netns: false, euid: 65534 }, spec)).not.toThrow();
+    expect(() => assertSandboxUsable({ ...good, netns: false }, { ...spec, allowTcp: [443] })).not.toThrow();
   });
 });
