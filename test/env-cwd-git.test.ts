@@ -502,6 +502,36 @@ describe('8: git_status and git_diff never read a hidden repository nor run what
     expectNothingOfIt(await bothTools(visible));
   });
 
+  test('config read from the denied directory (include.path) refuses; its excludes and attributes files are not read', async () => {
+    const hidden = join(work, 'hidden');
+    writeFileSync(join(hidden, 'extra.cfg'), '[status]\n\tshowUntrackedFiles = no\n');
+    writeFileSync(join(hidden, 'ignore-list'), 'guessed-name.txt\n');
+    const included = join(work, `include-${unique()}`);
+    mkdirSync(included);
+    git(included, 'init', '-q');
+    git(included, 'config', 'include.path', join(hidden, 'extra.cfg'));
+    writeFileSync(join(included, 'new.txt'), 'x\n');
+    for (const r of await bothTools(included)) {
+      expect(r.error?.code, JSON.stringify(r)).toBe('not_found');
+    }
+
+    const probing = join(work, `excludes-${unique()}`);
+    mkdirSync(probing);
+    git(probing, 'init', '-q');
+    git(probing, 'config', 'core.excludesFile', join(hidden, 'ignore-list'));
+    git(probing, 'config', 'core.attributesFile', join(hidden, 'ignore-list'));
+    writeFileSync(join(probing, 'guessed-name.txt'), 'x\n');
+    const status = await callTool<{ entries: { path: string }[] }>(full, 'git_status', {
+      machine: 'git-box',
+      path: probing,
+    });
+    // The hidden list would have ignored the file: it is still listed, so the list was never read.
+    expect(
+      status.data.entries?.map((e) => e.path),
+      JSON.stringify(status),
+    ).toEqual(['guessed-name.txt']);
+  });
+
   test('a repository whose config names programs (fsmonitor, external diff, textconv, filters, pager): none runs', async () => {
     const repo = join(work, `evil-config-${unique()}`);
     mkdirSync(repo);

@@ -20,7 +20,7 @@ export interface Repository {
 
 /**
  * Finds the repository holding `cwd` the way git does, then proves that git would read nothing the file rules
- * hide (issue #10 item 8): the work tree's top level (`core.worktree` can point anywhere), the git dir (a `.git`
+ * hide (issue #10 item 8): every config file it reads (includes), the work tree's top level (`core.worktree` can point anywhere), the git dir (a `.git`
  * file's `gitdir:` can point anywhere), the common dir (`commondir`), every object store it borrows
  * (`objects/info/alternates`, recursively) and every symlink inside those directories. Any of them hidden or
  * outside the rules answers exactly like a missing repository, so the answer never tells whether the hidden
@@ -36,7 +36,7 @@ export async function openRepository(options: GitRun, access: FileAccess, reques
   if (!gitDir || !commonRaw || !root) throw notRepository(requested);
   const commonDir = resolve(options.cwd, commonRaw);
 
-  const paths = new Set<string>([root, gitDir, commonDir]);
+  const paths = new Set<string>([root, gitDir, commonDir, ...(await configFiles(options, requested))]);
   for (const dir of new Set([gitDir, commonDir])) {
     for (const p of await symlinkTargets(dir)) paths.add(p);
   }
@@ -62,6 +62,23 @@ export async function openRepository(options: GitRun, access: FileAccess, reques
 
 function notRepository(requested: string) {
   return notFound(requested);
+}
+
+/** Every config file git reads for this repository (`include.path`, `includeIf` can name any file). */
+async function configFiles(options: GitRun, requested: string): Promise<string[]> {
+  const listed = await runGit(['config', '--show-origin', '--includes', '--list', '-z'], {
+    ...options,
+    maxBytes: 4 * 1024 * 1024,
+  });
+  if (listed.truncated) throw notRepository(requested);
+  const files = new Set<string>();
+  // -z: origin NUL key LF value NUL, repeated.
+  const fields = listed.stdout.toString('utf8').split('\0');
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const origin = fields[i] as string;
+    if (origin.startsWith('file:')) files.add(resolve(options.cwd, origin.slice('file:'.length)));
+  }
+  return [...files];
 }
 
 /** Where every symlink among the entries of `dir` (and of its subdirectories git reads by name) leads. */

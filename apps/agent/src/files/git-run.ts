@@ -40,6 +40,11 @@ const hardening = [
   'core.pager=cat',
   '-c',
   'core.hooksPath=/dev/null',
+  // Files named by the repository's config are read with the agent's rights: none of them is trusted.
+  '-c',
+  'core.excludesFile=/dev/null',
+  '-c',
+  'core.attributesFile=/dev/null',
   '-c',
   'protocol.allow=never',
   '-c',
