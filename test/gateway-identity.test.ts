@@ -230,6 +230,35 @@ describe('the agent obeys only the gateway it joined', () => {
   });
 });
 
+describe("npm start's local agent", () => {
+  test('is pinned at enrollment, and a state from before pinning is re-pinned by the gateway itself', async () => {
+    const data = tempDir('start-pin');
+    const port = String(await freePort());
+    const stateFile = join(data, 'agent', 'agent.json');
+    try {
+      const first = new CliProcess(['start', '--data', data, '--port', port]);
+      try {
+        await first.waitForOutput(/\[agent\] connected to/, 60_000);
+      } finally {
+        await first.stop();
+      }
+      const state = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+      expect(state.gateway_public_key).toEqual(expect.any(String));
+      delete state.gateway_public_key;
+      writeFileSync(stateFile, JSON.stringify(state), { mode: 0o600 });
+      const second = new CliProcess(['start', '--data', data, '--port', port]);
+      try {
+        await second.waitForOutput(/\[agent\] connected to/, 60_000);
+      } finally {
+        await second.stop();
+      }
+      expect(JSON.parse(readFileSync(stateFile, 'utf8')).gateway_public_key).toBeTruthy();
+    } finally {
+      removeDir(data);
+    }
+  });
+});
+
 describe('the gateway identity key', () => {
   test('two gateways started at once on one data dir keep one identity, and a restart keeps it', async () => {
     const dataDir = tempDir('gw-twice');
