@@ -6,6 +6,7 @@ import { GatewayConnection } from './connection';
 import { ApprovalVerifier } from './guard/verify-approval';
 import { execCommand } from './executors/exec-command';
 import { isFileOp, runFileOp, stopFileWorkers } from './executors/file-op';
+import { agentProtectedPaths } from './guard/protected-paths';
 import type { RequestStream } from './request-stream';
 import { isStatefulOp, StatefulOps } from './session-ops';
 import type { AgentState } from './state';
@@ -20,6 +21,11 @@ export interface AgentOptions {
   ceilingPath?: string;
   /** The agent's state directory: where unfinished transfers are remembered so a restart can clean them up. */
   stateDir?: string;
+  /**
+   * More paths to keep out of reach of every tool besides the agent's own (ceiling, state): `letkite start` names
+   * the gateway's data directory here (guard/protected-paths.ts).
+   */
+  protectedPaths?: readonly string[];
 }
 
 /** The report the gateway shows on the dashboard and in machines_list. */
@@ -55,7 +61,9 @@ export class Agent {
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
     const uid = process.getuid?.() ?? 0;
-    this.ceiling = new CeilingSource(options.ceilingPath ?? DEFAULT_CEILING_PATH, uid === 0 ? [0] : [0, uid], this.log);
+    const ceilingPath = options.ceilingPath ?? DEFAULT_CEILING_PATH;
+    const protect = agentProtectedPaths({ ceilingPath, stateDir: options.stateDir, extra: options.protectedPaths });
+    this.ceiling = new CeilingSource(ceilingPath, uid === 0 ? [0] : [0, uid], this.log, { protect });
     this.connection = new GatewayConnection(state, {
       log: this.log,
       onConnected: (send) => send(ceilingReport(this.ceiling.current())),

@@ -47,6 +47,7 @@ export async function runFileOp(
     access: (path) => layeredFileAccess(path, { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home }),
     maxReadBytes: MAX_FILE_READ_BYTES,
     maxWriteBytes: MAX_FILE_WRITE_BYTES,
+    protectedPaths: rp.protectedPaths,
   };
   try {
     if (!account.switchUser) return await fileOperations[op](params as never, access);
@@ -61,7 +62,7 @@ export async function runFileOp(
     return await worker.run({
       op,
       params,
-      reach: { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home },
+      reach: { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home, protectedPaths: [...rp.protectedPaths] },
       limits: { maxReadBytes: MAX_FILE_READ_BYTES, maxWriteBytes: MAX_FILE_WRITE_BYTES },
     });
   } catch (err) {

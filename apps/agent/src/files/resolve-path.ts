@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 import { LetKiteError } from '@letkite/protocol';
+import { isProtectedInode, isProtectedPath, protectedRefusal } from '../guard/protected-paths';
 
 /** What the file rules give one path, least first. `none` covers both "outside every root" and "denied". */
 export type AccessLevel = 'none' | 'ro' | 'rw';
@@ -20,6 +21,12 @@ export interface FileAccess {
   maxWriteBytes: number;
   /** The run-as account: new files and directories are given to it, git runs as it (when the agent is root). */
   runAs?: { uid: number; gid: number };
+  /**
+   * The agent's own files (guard/protected-paths.ts), each as named and as its real path. A path that is one of
+   * them, lies below one, reaches one through a symlink, or is a hard link to a file in one is refused with
+   * `blocked_by_ceiling` (`access` must also answer `none` for them, so listings leave them out).
+   */
+  protectedPaths?: readonly string[];
 }
 
 const rank: Record<AccessLevel, number> = { none: 0, ro: 1, rw: 2 };
@@ -53,6 +60,14 @@ export function readOnly(path: string): LetKiteError {
   return new LetKiteError('blocked_by_policy', `the file policy does not allow changing "${path}"`, {
     access: 'ro',
   });
+}
+
+/** Refuses a path any spelling of which is protected, and a file that is a hard link into a protected tree. */
+function assertNotProtected(access: FileAccess, requested: string, spellings: readonly string[], stats?: Stats): void {
+  const protectedPaths = access.protectedPaths ?? [];
+  if (protectedPaths.length === 0) return;
+  if (spellings.some((p) => isProtectedPath(p, protectedPaths))) throw protectedRefusal(requested);
+  if (stats && isProtectedInode(stats, protectedPaths)) throw protectedRefusal(requested);
 }
 
 /** `path` made absolute-normalised: `.`, `..` and repeated separators collapse lexically, before any lookup. */
@@ -157,6 +172,7 @@ export async function resolveExisting(
   { followFinal = true }: { followFinal?: boolean } = {},
 ): Promise<ResolvedPath> {
   const lexical = normalizeAbsolute(requested);
+  assertNotProtected(access, requested, [lexical]);
   // Checked before touching the disk, so no system error can tell a hidden path from a missing one.
   if (access.access(lexical) === 'none') throw notFound(requested);
   let found: Walk;
@@ -168,6 +184,7 @@ export async function resolveExisting(
   } catch {
     throw notFound(requested);
   }
+  assertNotProtected(access, requested, [...found.spellings, found.real], stats);
   const level = accessOf(access, [...found.spellings, found.real]);
   if (level === 'none') throw notFound(requested);
   return { requested, lexical, real: found.real, spellings: found.spellings, level, stats };
@@ -194,6 +211,7 @@ export interface WriteTarget {
  */
 export async function resolveForWrite(requested: string, access: FileAccess): Promise<WriteTarget> {
   const lexical = normalizeAbsolute(requested);
+  assertNotProtected(access, requested, [lexical]);
   if (access.access(lexical) === 'none') throw notFound(requested);
   let found: Walk;
   let stats: Stats | undefined;
@@ -204,6 +222,7 @@ export async function resolveForWrite(requested: string, access: FileAccess): Pr
   } catch {
     throw notFound(requested);
   }
+  assertNotProtected(access, requested, [...found.spellings, found.real], stats);
   const level = accessOf(access, [...found.spellings, found.real]);
   if (level === 'none') throw notFound(requested);
   return { ...found, requested, lexical, level, stats };

@@ -18,11 +18,12 @@ process.on('message', (raw: WorkerRequest) => {
     try {
       const op = fileOperations[raw.op as keyof typeof fileOperations];
       if (!op) throw new LetKiteError('unsupported', `no file operation "${raw.op}"`);
-      const { layers, deny, home } = raw.reach;
+      const { layers, deny, home, protectedPaths = [] } = raw.reach;
       const result = await op(raw.params as never, {
         access: (path) => layeredFileAccess(path, { layers, deny, home }),
         maxReadBytes: raw.limits.maxReadBytes,
         maxWriteBytes: raw.limits.maxWriteBytes,
+        protectedPaths,
       });
       reply({ id: raw.id, ok: true, result });
     } catch (err) {

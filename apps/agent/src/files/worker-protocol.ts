@@ -5,7 +5,7 @@ export interface WorkerRequest {
   id: number;
   op: string;
   params: unknown;
-  reach: { layers: FileRule[][]; deny: string[]; home: string };
+  reach: { layers: FileRule[][]; deny: string[]; home: string; protectedPaths?: string[] };
   limits: { maxReadBytes: number; maxWriteBytes: number };
 }
 

@@ -23,6 +23,7 @@ export function transferAccess(context: RequestContext, ceiling: CeilingState): 
     access: (path) => layeredFileAccess(path, { layers: rp.clamped.file_layers, deny: rp.clamped.deny, home }),
     maxReadBytes: 0,
     maxWriteBytes: 0,
+    protectedPaths: rp.protectedPaths,
     ...(account.switchUser ? { runAs: { uid: account.uid, gid: account.gid } } : {}),
   };
 }
