@@ -46,6 +46,22 @@ describe('letkite ceiling check', () => {
     expect(parseCeilingToml(stdout)).toEqual({ ...DEFAULT_CEILING, shell: 'off', run_as: 'svc' });
   });
 
+  test('pinned approvers are shown by name, key algorithm and relying party, and the output still parses', async () => {
+    const key =
+      'pQECAyYgASFYIMnaKxRDYfnDwbuRtqW5U44ZxBYKAxaoowK8pwJpqzsmIlggdTzJjL0NMskwmDxzF9aylP3qawQeF4QAL95RlTQoi7Y';
+    const path = await ceilingFile(
+      `version = 1\napprovers = [ { name = "Petra", credential_id = "cGV0cmE", public_key = "${key}", rp_id = "localhost" } ]\n`,
+    );
+    const { code, stdout } = await check(['--ceiling', path]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('# approvals: verified by this machine. 1 pinned approver(s):');
+    expect(stdout).toContain('#   "Petra": ES256 passkey cGV0cmE for localhost');
+    expect(parseCeilingToml(stdout).approvers).toHaveLength(1);
+    const none = await check(['--ceiling', await ceilingFile('version = 1\ncommands_mode = "allowlist"\n')]);
+    expect(none.stdout).toContain('a ceiling approve rule can');
+    expect(none.stdout).toContain('empty allow list: no command runs here');
+  });
+
   test('a missing file prints the defaults, with source: defaults', async () => {
     const { code, stdout } = await check([`--ceiling=${join(dir, 'absent.toml')}`]);
     expect(code).toBe(0);

@@ -7,6 +7,7 @@ import {
   DEFAULT_CEILING,
   DEFAULT_CEILING_PATH,
   parseCeilingToml,
+  parseCoseKey,
   renderCeilingToml,
 } from '@letkite/ceiling';
 import type { ConfigIssue } from '@letkite/policy';
@@ -72,8 +73,40 @@ export async function ceilingCheck(
     }
   }
   if (problems.length > 0 || !ceiling) return fail(io, path, problems);
-  io.stdout.write(`# source: file (${path})\n${renderCeilingToml(ceiling)}`);
+  io.stdout.write(`# source: file (${path})\n${renderCeilingToml(ceiling)}${approvalSummary(ceiling)}`);
   return EXIT_OK;
+}
+
+/**
+ * What the ceiling means for approvals and programs, as TOML comments so the output still parses: the pinned
+ * approvers (name, key algorithm, credential id, relying party), or why a ceiling approve rule cannot be
+ * satisfied without them.
+ */
+export function approvalSummary(ceiling: Ceiling): string {
+  const lines: string[] = [];
+  if (ceiling.approvers.length === 0) {
+    lines.push(
+      '# approvals: no approvers pinned. The gateway vouches for policy approvals; a ceiling approve rule can',
+    );
+    lines.push('#   never be satisfied here (pin approvers: see the Security page of the web app).');
+  } else {
+    lines.push(`# approvals: verified by this machine. ${ceiling.approvers.length} pinned approver(s):`);
+    for (const a of ceiling.approvers) {
+      const id = a.credential_id.length > 24 ? `${a.credential_id.slice(0, 24)}…` : a.credential_id;
+      lines.push(`#   ${JSON.stringify(a.name)}: ${parseCoseKey(a.public_key).alg} passkey ${id} for ${a.rp_id}`);
+    }
+    lines.push(
+      '#   Every approval this machine requires must be signed by one of them; TOTP approvals cannot be used.',
+    );
+  }
+  if (ceiling.commands_mode === 'allowlist') {
+    lines.push(
+      ceiling.allow.length === 0
+        ? '# programs: allowlist mode with an empty allow list: no command runs here.'
+        : `# programs: only ${ceiling.allow.length} allow pattern(s) here, and only those the policy lists too.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 function fail(io: { stderr: NodeJS.WritableStream }, path: string, problems: readonly string[]): number {
