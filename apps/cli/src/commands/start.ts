@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { joinGateway, loadState, saveState, writeDefaultCeiling } from '@letkite/agent';
+import { DEFAULT_CEILING } from '@letkite/ceiling';
 import {
   createApiToken,
   createJoinToken,
@@ -36,15 +37,24 @@ export async function start(args: string[], io: CliIo): Promise<number> {
     ...(values.host ? { LETKITE_HOST: values.host } : {}),
   });
   const log = (msg: string) => io.stderr.write(`${msg}\n`);
+  // The data directory holds the owner token, the database, the secret key and the local agent: yours alone.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
   const gw = await startGateway(config, { log: (msg) => log(`[gateway] ${msg}`) });
 
   const agentDir = join(config.dataDir, 'agent');
   await ensureLocalAgent(gw, agentDir);
-  // The local agent's own ceiling, next to its state: the documented defaults, running commands as you.
+  // The local agent's own ceiling, next to its state: the documented defaults, running commands as you, with the
+  // data directory denied (the agent also refuses it on its own, whatever this file says: see --protect below).
   const ceiling = join(agentDir, 'ceiling.toml');
-  writeDefaultCeiling(ceiling, { run_as: userInfo().username });
+  writeDefaultCeiling(
+    ceiling,
+    { run_as: userInfo().username, deny: [...DEFAULT_CEILING.deny, config.dataDir] },
+    { mode: 0o600 },
+  );
+  if (statSync(ceiling).uid === process.getuid?.()) chmodSync(ceiling, 0o600);
   const token = await ensureOwnerToken(gw, config.dataDir);
-  const agent = superviseAgent(agentDir, ceiling, io);
+  const agent = superviseAgent(agentDir, ceiling, config.dataDir, io);
   // Until the owner has a passkey or password, each start prints a fresh one-time setup link (the old one stops).
   const setup = await createOwnerSetupLink(
     { identity: gw.identity, now: new Date(), publicUrl: gw.url },
@@ -58,12 +68,16 @@ export async function start(args: string[], io: CliIo): Promise<number> {
       setup ? `  set up:    ${setup.url}   (one-time owner setup link, valid 30 minutes)` : `  dashboard: ${gw.url}/`,
       `  data:      ${config.dataDir}`,
       `  machine:   this computer, enrolled as a local agent (ceiling: ${ceiling})`,
-      `  API token: ${token}   (kept in ${join(config.dataDir, 'owner-token')}, mode 0600)`,
+      token.created
+        ? `  API token: ${token.token}   (shown this once; kept in ${token.file}, mode 0600)`
+        : `  API token: kept in ${token.file} (mode 0600; shown only when it was created)`,
       '',
       'Connect Claude Code (OAuth: you choose machines, tools and policy on the consent page):',
       `  claude mcp add --transport http letkite ${gw.url}/mcp`,
       'or with the API token (full policy, every machine):',
-      `  claude mcp add --transport http letkite ${gw.url}/mcp --header "Authorization: Bearer ${token}"`,
+      token.created
+        ? `  claude mcp add --transport http letkite ${gw.url}/mcp --header "Authorization: Bearer ${token.token}"`
+        : `  claude mcp add --transport http letkite ${gw.url}/mcp --header "Authorization: Bearer $(cat ${token.file})"`,
       '',
       'Press Ctrl-C to stop.',
       '',
@@ -94,10 +108,19 @@ async function ensureLocalAgent(gw: RunningGateway, agentDir: string): Promise<v
   await joinGateway({ gatewayUrl: gw.url, joinToken: join.token, stateDir: agentDir });
 }
 
-/** The owner's API token for this installation, created once and kept in a 0600 file in the data directory. */
-async function ensureOwnerToken(gw: RunningGateway, dataDir: string): Promise<string> {
+/**
+ * The owner's API token for this installation, created once and kept in a 0600 file in the data directory. Its
+ * value is printed only at creation (a terminal's scrollback and logs are not a place to keep it on every start).
+ */
+async function ensureOwnerToken(
+  gw: RunningGateway,
+  dataDir: string,
+): Promise<{ file: string; created: false } | { file: string; created: true; token: string }> {
   const file = join(dataDir, 'owner-token');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) {
+    chmodSync(file, 0o600);
+    return { file, created: false };
+  }
   const created = await createApiToken(
     { store: gw.store, now: new Date() },
     {
@@ -108,21 +131,38 @@ async function ensureOwnerToken(gw: RunningGateway, dataDir: string): Promise<st
       actor: 'system:start',
     },
   );
-  writeFileSync(file, `${created.token}\n`, { mode: 0o600 });
-  return created.token;
+  writeFileSync(file, `${created.token}\n`, { mode: 0o600, flag: 'wx' });
+  return { file, created: true, token: created.token };
 }
 
-/** Runs `letkite agent run` as a child and restarts it if it dies, until stopped. */
-function superviseAgent(agentDir: string, ceiling: string, io: CliIo): { stop(): void } {
+/**
+ * Runs `letkite agent run` as a child and restarts it if it dies, until stopped. The agent is told to keep the
+ * data directory and this gateway process (its /proc entry: environment, open database) out of every tool's reach,
+ * and gets no LETKITE_* variable of the gateway's (a secret key, database or SMTP URL may be among them).
+ */
+function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: CliIo): { stop(): void } {
   let child: ChildProcess | null = null;
   let stopped = false;
   const launch = () => {
     child = spawn(
       process.execPath,
-      [...process.execArgv, cliMain, 'agent', 'run', '--state-dir', agentDir, '--ceiling', ceiling],
+      [
+        ...process.execArgv,
+        cliMain,
+        'agent',
+        'run',
+        '--state-dir',
+        agentDir,
+        '--ceiling',
+        ceiling,
+        '--protect',
+        dataDir,
+        '--protect',
+        `/proc/${process.pid}`,
+      ],
       {
         stdio: ['ignore', 'inherit', 'inherit'],
-        env: { ...process.env, LETKITE_AGENT_STATE: agentDir },
+        env: { ...withoutLetKiteVariables(process.env), LETKITE_AGENT_STATE: agentDir },
       },
     );
     child.on('exit', (code, signal) => {
@@ -138,4 +178,8 @@ function superviseAgent(agentDir: string, ceiling: string, io: CliIo): { stop():
       child?.kill('SIGTERM');
     },
   };
+}
+
+function withoutLetKiteVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('LETKITE_')));
 }
