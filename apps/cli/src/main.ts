@@ -22,7 +22,7 @@ usage:
   letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
   letkite mcp [--config FILE]                        stdio MCP bridge to a gateway (URL and token from a 0600
                                                      file or LETKITE_URL/LETKITE_TOKEN, never the command line)
-  letkite rules check --policy FILE [--confirm] [-- COMMAND]
+  letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]
                                                      judge a command (or one per stdin line) with a policy
 `;
 
@@ -37,7 +37,8 @@ async function ceiling(args: string[], io: CliIo): Promise<number> {
 }
 
 async function rules(args: string[], io: CliIo): Promise<number> {
-  if (args[0] !== 'check') throw new UsageError('usage: letkite rules check --policy FILE [--confirm] [-- COMMAND]');
+  if (args[0] !== 'check')
+    throw new UsageError('usage: letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]');
   await loadCommandRules();
   return rulesCheck(args.slice(1), io);
 }

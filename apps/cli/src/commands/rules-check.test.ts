@@ -131,4 +131,79 @@ describe('letkite rules check', () => {
     const path = await policyFile('p.toml', tomlPolicy);
     expect((await run(['--policy', path, '--'])).code).toBe(2);
   });
+
+  test('--jsonl reads one JSON string per line, so a command can contain newlines', async () => {
+    const path = await policyFile('p.toml', tomlPolicy);
+    const input = [
+      JSON.stringify('cat <<EOF\nhi\nEOF'),
+      '',
+      JSON.stringify('ls -la\n\nls /tmp'),
+      JSON.stringify('ls\\\n/x'),
+    ].join('\n');
+    const { code, results } = await run(['--policy', path, '--jsonl'], `${input}\n`);
+    expect(code).toBe(0);
+    expect(results.map((result) => [result.command, result.verdict])).toEqual([
+      ['cat <<EOF\nhi\nEOF', 'approve'],
+      ['ls -la\n\nls /tmp', 'allow'],
+      ['ls\\\n/x', 'approve'],
+    ]);
+    // the continuation joins the words: the shell runs `ls/x`, and so do the rules
+    const reasons = (results[2]?.reasons ?? []) as Array<{ command: string[] }>;
+    expect(reasons.some((reason) => reason.command[0] === 'ls/x')).toBe(true);
+  });
+
+  test('--jsonl refuses a line that is not a JSON string, naming the line, with the usage code', async () => {
+    const path = await policyFile('p.toml', tomlPolicy);
+    for (const bad of ['ls -la', '{"command":"ls"}', '["ls"]', '42', '"unterminated']) {
+      const { code, stderr, results } = await run(['--policy', path, '--jsonl'], `"ls"\n${bad}\n"ls"\n`);
+      expect(code, bad).toBe(2);
+      expect(stderr).toContain('stdin line 2');
+      expect(results).toHaveLength(1);
+    }
+    const { code } = await run(['--policy', path, '--jsonl', '--exit-code'], 'ls\n');
+    expect(code).toBe(64);
+  });
+
+  test('--exit-code exits with the strictest verdict: 0 allow, 1 confirm, 2 approve, 3 deny', async () => {
+    const path = await policyFile(
+      'p.toml',
+      `[commands]
+default = "approve"
+rules = [ { match = "ls *", verdict = "allow" }, { match = "make deploy", verdict = "confirm" }, { match = "git push *", verdict = "deny" } ]
+`,
+    );
+    const expectations: Array<[string, number]> = [
+      ['ls -la', 0],
+      ['make deploy', 1],
+      ['whoami', 2],
+      ['git push origin', 3],
+      ['rm -rf /', 3],
+    ];
+    for (const [command, expected] of expectations) {
+      expect((await run(['--policy', path, '--exit-code', '--', command])).code, command).toBe(expected);
+      expect((await run(['--policy', path, '--exit-code'], `${command}\n`)).code, command).toBe(expected);
+      expect((await run(['--policy', path, '--exit-code', '--jsonl'], `${JSON.stringify(command)}\n`)).code).toBe(
+        expected,
+      );
+    }
+    // the strictest over all lines
+    expect((await run(['--policy', path, '--exit-code'], 'ls\nmake deploy\nls\n')).code).toBe(1);
+    expect((await run(['--policy', path, '--exit-code'], 'ls\ngit push x\nwhoami\n')).code).toBe(3);
+    expect((await run(['--policy', path, '--exit-code'], '')).code).toBe(0);
+    // --confirm lowers confirm to allow before the exit code is taken
+    expect((await run(['--policy', path, '--exit-code', '--confirm', '--', 'make', 'deploy'])).code).toBe(0);
+    // without the flag the verdict never changes the exit code
+    expect((await run(['--policy', path, '--', 'git', 'push', 'x'])).code).toBe(0);
+  });
+
+  test('with --exit-code, usage and policy errors exit 64, never a verdict code', async () => {
+    const path = await policyFile('p.toml', tomlPolicy);
+    const broken = await policyFile('broken.toml', '[commands\n');
+    expect((await run(['--exit-code'])).code).toBe(64);
+    expect((await run(['--policy', path, '--exit-code', '--bogus'])).code).toBe(64);
+    expect((await run(['--policy', path, '--exit-code', '--'])).code).toBe(64);
+    expect((await run(['--policy', broken, '--exit-code', '--', 'ls'])).code).toBe(64);
+    expect((await run(['--policy', join(dir, 'missing.toml'), '--exit-code', '--', 'ls'])).code).toBe(64);
+    expect((await run(['--policy', path, '--jsonl', '--', 'ls'])).code).toBe(2);
+  });
 });

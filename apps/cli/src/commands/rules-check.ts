@@ -8,11 +8,21 @@ import {
   loadCommandRules,
   parseCommandPolicy,
   RulesetError,
+  strictestVerdict,
+  type Verdict,
 } from '@letkite/command-rules';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { EXIT_OK, EXIT_USAGE } from '../io';
 
-const USAGE = 'usage: letkite rules check --policy FILE [--confirm] [-- COMMAND]';
+const USAGE = 'usage: letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]';
+
+/** `--exit-code`: the exit status is the strictest verdict. */
+export const verdictExitCodes = { allow: 0, confirm: 1, approve: 2, deny: 3 } as const;
+/**
+ * With `--exit-code`, a usage or policy-file error exits with this code (sysexits' EX_USAGE), so a script can never
+ * read it as a verdict; without the flag such errors keep the CLI's usual usage code (2).
+ */
+export const EXIT_USAGE_WITH_VERDICTS = 64;
 
 /** A policy file that cannot be used, with the line to look at when there is one. */
 class PolicyFileError extends Error {
@@ -25,11 +35,15 @@ class PolicyFileError extends Error {
 }
 
 /**
- * `letkite rules check --policy FILE [--confirm] [-- COMMAND]`: judges commands with the `[commands]` table of a
- * policy file (DESIGN §4; TOML or JSON, by extension or else by content; other policy keys are ignored here).
- * With `-- COMMAND` it judges that one command (the words after `--`, joined by spaces) and prints one JSON
- * line; otherwise it reads one command per line from stdin (blank lines skipped) and writes one JSON object per
- * line: `{"command", "verdict", "reasons"}`. A bad policy file is an error naming its line, exit code 2.
+ * `letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]`: judges commands with the
+ * `[commands]` table of a policy file (DESIGN §4, §11; TOML or JSON, by extension or else by content; other policy
+ * keys are ignored here). With `-- COMMAND` it judges that one command (the words after `--`, joined by spaces)
+ * and prints one JSON line; otherwise it reads one command per line from stdin (blank lines skipped) and writes
+ * one JSON object per line: `{"command", "verdict", "reasons"}`. With `--jsonl` every stdin line is one JSON
+ * string, so a command can contain newlines (`"cat <<EOF\nhi\nEOF"`); a line that is not a JSON string is a
+ * usage error naming its line. A bad policy file is an error naming its line. Exit code 0, or with `--exit-code`
+ * the strictest verdict judged (0 allow, 1 confirm, 2 approve, 3 deny); usage errors exit 2, or 64 with
+ * `--exit-code`.
  */
 export async function rulesCheck(
   args: string[],
@@ -40,20 +54,31 @@ export async function rulesCheck(
   const commandWords = separator < 0 ? undefined : args.slice(separator + 1);
   let policyPath: string;
   let confirm: boolean;
+  let jsonl: boolean;
+  // known before parsing, so that even a bad option gets the code a script expects
+  const exitCode = optionArgs.includes('--exit-code');
+  const usageCode = exitCode ? EXIT_USAGE_WITH_VERDICTS : EXIT_USAGE;
   try {
     const { values } = parseArgs({
       args: optionArgs,
-      options: { policy: { type: 'string' }, confirm: { type: 'boolean', default: false } },
+      options: {
+        policy: { type: 'string' },
+        confirm: { type: 'boolean', default: false },
+        jsonl: { type: 'boolean', default: false },
+        'exit-code': { type: 'boolean', default: false },
+      },
       strict: true,
       allowPositionals: false,
     });
     if (!values.policy) throw new Error('--policy FILE is required');
     if (commandWords?.length === 0) throw new Error('no command after --');
+    if (commandWords && values.jsonl) throw new Error('--jsonl reads commands from stdin: do not give one after --');
     policyPath = values.policy;
     confirm = values.confirm;
+    jsonl = values.jsonl;
   } catch (err) {
     io.stderr.write(`letkite rules check: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
-    return EXIT_USAGE;
+    return usageCode;
   }
 
   let policy: CommandPolicy;
@@ -65,22 +90,43 @@ export async function rulesCheck(
     io.stderr.write(
       `letkite rules check: ${policyPath}${where}: ${err instanceof Error ? err.message : String(err)}\n`,
     );
-    return EXIT_USAGE;
+    return usageCode;
   }
 
+  let strictest: Verdict = 'allow';
   const judge = (command: string) => {
     const { verdict, reasons } = evaluateCommand(command, policy, { confirm });
+    strictest = strictestVerdict(strictest, verdict);
     io.stdout.write(`${JSON.stringify({ command, verdict, reasons })}\n`);
   };
+  const done = () => (exitCode ? verdictExitCodes[strictest] : EXIT_OK);
   if (commandWords) {
     judge(commandWords.join(' '));
-    return EXIT_OK;
+    return done();
   }
   const lines = createInterface({ input: io.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  let lineNumber = 0;
   for await (const line of lines) {
-    if (line.trim() !== '') judge(line);
+    lineNumber++;
+    if (line.trim() === '') continue;
+    if (!jsonl) {
+      judge(line);
+      continue;
+    }
+    let command: unknown;
+    try {
+      command = JSON.parse(line);
+    } catch {
+      command = undefined;
+    }
+    if (typeof command !== 'string') {
+      io.stderr.write(`letkite rules check: stdin line ${lineNumber}: with --jsonl each line must be a JSON string\n`);
+      lines.close();
+      return usageCode;
+    }
+    judge(command);
   }
-  return EXIT_OK;
+  return done();
 }
 
 /** Reads a policy file and returns its validated `[commands]` table. */
