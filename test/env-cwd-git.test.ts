@@ -219,6 +219,29 @@ describe('3: env is judged like the same assignment written on the command line'
     expect(existsSync(marker)).toBe(false);
   });
 
+  test('exec_many judges env on every machine the same way', async () => {
+    const marker = join(work, `many-${unique()}`);
+    const lib = join(work, 'evil.so');
+    const r = await callTool<{ results: { ok: boolean; error?: { code: string } }[] }>(full, 'exec_many', {
+      machines: ['env-box'],
+      command: 'echo ran',
+      env: { LD_PRELOAD: lib, EVIL_MARKER: marker },
+    });
+    expect(r.ok ? r.data.results.map((x) => x.error?.code) : [r.error?.code], JSON.stringify(r)).toEqual([
+      'blocked_by_policy',
+    ]);
+    const m = await callTool<{ results: { ok: boolean; error?: { code: string } }[] }>(allowlist, 'exec_many', {
+      machines: ['env-box'],
+      command: 'ls',
+      env: { PATH: fakeBin },
+    });
+    expect(m.ok ? m.data.results.map((x) => x.error?.code) : [m.error?.code], JSON.stringify(m)).toEqual([
+      'blocked_by_policy',
+    ]);
+    await sleep(200);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   test('an ordinary variable still reaches the command', async () => {
     const r = await callTool<ExecOut>(full, 'exec', {
       machine: 'env-box',
