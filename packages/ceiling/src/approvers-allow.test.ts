@@ -1,5 +1,5 @@
 import { loadCommandRules } from '@letkite/command-rules';
-import type { ConfigIssue } from '@letkite/policy';
+import { type ConfigIssue, parsePolicy } from '@letkite/policy';
 import { isLetKiteError, type LetKiteError } from '@letkite/protocol';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { clampToCeiling } from './clamp-to-ceiling';
@@ -95,24 +95,12 @@ describe('the ceiling program allowlist', () => {
     await loadCommandRules();
   });
 
-  const wide = {
-    version: 1 as const,
+  const wide = parsePolicy({
     name: 'wide',
-    shell: 'full' as const,
-    gui: 'off' as const,
-    gui_apps: [],
-    files: [{ path: '*', access: 'rw' as const }],
-    deny: [],
-    tunnel_targets: [],
-    commands: {
-      mode: 'allowlist' as const,
-      rulesets: [],
-      default: 'deny' as const,
-      rules: [],
-      allow: ['bash *', 'python3 *', 'ls *'],
-    },
-    approval: { tools: [], approvers: 'connector' as const, timeout: '10m' },
-  };
+    shell: 'full',
+    files: [{ path: '*', access: 'rw' }],
+    commands: { mode: 'allowlist', allow: ['bash *', 'python3 *', 'ls *'] },
+  });
 
   test('a command runs only when the ceiling list AND the policy list allow it', () => {
     const ceiling = parseCeilingToml(
