@@ -11,33 +11,51 @@ export interface DerivedView {
   readonly ends: Int32Array;
 }
 
-/** Builds a view from pieces: each piece is a view text with, per character, its original [start, end). */
+/** Builds a view character by character, each with its original [start, end). */
 export class ViewBuilder {
-  private readonly parts: string[] = [];
-  private starts: number[] = [];
-  private ends: number[] = [];
+  private codes = new Uint16Array(256);
+  private starts = new Int32Array(256);
+  private ends = new Int32Array(256);
+  private n = 0;
 
   get length(): number {
-    return this.starts.length;
+    return this.n;
   }
 
-  push(char: string, start: number, end: number): void {
-    this.parts.push(char);
-    this.starts.push(start);
-    this.ends.push(end);
+  push(code: number, start: number, end: number): void {
+    if (this.n === this.codes.length) this.grow();
+    this.codes[this.n] = code;
+    this.starts[this.n] = start;
+    this.ends[this.n] = end;
+    this.n += 1;
   }
 
   /** A character no rule matches across (NUL): keeps two decoded runs from being read as one. */
   separate(): void {
-    if (this.starts.length === 0 || this.starts.at(-1) === -1) return;
-    this.parts.push('\0');
-    this.starts.push(-1);
-    this.ends.push(-1);
+    if (this.n === 0 || this.starts[this.n - 1] === -1) return;
+    this.push(0, -1, -1);
   }
 
   build(): DerivedView | null {
-    if (this.starts.length === 0) return null;
-    return { text: this.parts.join(''), starts: Int32Array.from(this.starts), ends: Int32Array.from(this.ends) };
+    if (this.n === 0) return null;
+    const parts: string[] = [];
+    for (let i = 0; i < this.n; i += 8192) {
+      parts.push(String.fromCharCode(...this.codes.subarray(i, Math.min(this.n, i + 8192))));
+    }
+    return { text: parts.join(''), starts: this.starts.slice(0, this.n), ends: this.ends.slice(0, this.n) };
+  }
+
+  private grow(): void {
+    const size = this.codes.length * 2;
+    const codes = new Uint16Array(size);
+    codes.set(this.codes);
+    const starts = new Int32Array(size);
+    starts.set(this.starts);
+    const ends = new Int32Array(size);
+    ends.set(this.ends);
+    this.codes = codes;
+    this.starts = starts;
+    this.ends = ends;
   }
 }
 

@@ -3,26 +3,69 @@ import { type DerivedView, ViewBuilder } from './derived-views';
 /**
  * Decoded views of the runs where a token would hide: URL-encoding (`%XX`, nested up to three times), hex (plain
  * runs such as `xxd -p`, dump lines such as `xxd`, `hexdump -C`, `od -t x1`, also little-endian words as `od -x`
- * prints them, `\xNN` and `0xNN,` lists) and base64 (standard and URL alphabet, wrapped lines joined). Bytes are
- * read as Latin-1, one character each, so an ASCII token decodes to itself whatever surrounds it.
+ * prints them, `\xNN` and `0xNN,` lists) and base64 (standard and URL alphabet, wrapped lines joined).
+ *
+ * Decoded bytes are read one character each (Latin-1), so an ASCII token decodes to itself. Of decoded hex and
+ * base64 only stretches of at least MIN_TEXT_STRETCH printable ASCII characters (tab and line breaks included) are
+ * kept: secrets are text, and random bytes (digests, compressed data) then cost almost nothing to scan.
  */
 
 const MAX_RUN_CHARS = 1 << 20;
+/** Shortest stretch of decoded text that is scanned (`password=` is 9 characters, every token longer). */
+export const MIN_TEXT_STRETCH = 8;
 
-/** A run being decoded: its characters and, per character, the original range. */
+/**
+ * Decoded bytes on their way into a view: only stretches of at least MIN_TEXT_STRETCH text characters get there
+ * (each followed by a separator); the first bytes of a stretch wait until it is long enough.
+ */
+class TextFilter {
+  private readonly pending = {
+    values: new Uint8Array(MIN_TEXT_STRETCH),
+    starts: new Int32Array(MIN_TEXT_STRETCH),
+    ends: new Int32Array(MIN_TEXT_STRETCH),
+  };
+  private held = 0;
+  private emitting = false;
+  constructor(private readonly b: ViewBuilder) {}
+
+  push(value: number, start: number, end: number): void {
+    if (!isText(value)) {
+      this.end();
+      return;
+    }
+    if (this.emitting) {
+      this.b.push(value, start, end);
+      return;
+    }
+    this.pending.values[this.held] = value;
+    this.pending.starts[this.held] = start;
+    this.pending.ends[this.held] = end;
+    this.held += 1;
+    if (this.held === MIN_TEXT_STRETCH) {
+      for (let k = 0; k < this.held; k++)
+        this.b.push(this.pending.values[k]!, this.pending.starts[k]!, this.pending.ends[k]!);
+      this.emitting = true;
+    }
+  }
+
+  /** Ends the current stretch (a byte that is not text, or the end of a run). */
+  end(): void {
+    if (this.emitting) this.b.separate();
+    this.emitting = false;
+    this.held = 0;
+  }
+}
+
+const isText = (v: number) => (v >= 32 && v < 127) || v === 9 || v === 10 || v === 13;
+const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const hexValue = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
+
+/** A run being URL-decoded: its characters and, per character, the original range. */
 interface Run {
   chars: string[];
   starts: number[];
   ends: number[];
 }
-
-function pushRun(b: ViewBuilder, run: Run): void {
-  for (let i = 0; i < run.chars.length; i++) b.push(run.chars[i]!, run.starts[i]!, run.ends[i]!);
-  b.separate();
-}
-
-const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-const hexValue = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
 
 function percentDecode(run: Run): Run | null {
   const out: Run = { chars: [], starts: [], ends: [] };
@@ -74,34 +117,30 @@ export function percentView(text: string): DerivedView | null {
       if (decoded === null) break;
       run = decoded;
     }
-    pushRun(b, run);
+    for (let i = 0; i < run.chars.length; i++) b.push(run.chars[i]!.charCodeAt(0), run.starts[i]!, run.ends[i]!);
+    b.separate();
   }
   return b.build();
 }
 
-/** Hex digits [from, to) of `text` as bytes, each mapped to its two digits (or, for dump lines, to `lineEnd`). */
-function pushHexBytes(run: Run, text: string, from: number, to: number, lineEnd: number | null, swap: number): void {
-  const bytes: [number, number][] = [];
-  for (let i = from; i + 1 < to; i += 2) {
-    bytes.push([hexValue(text.charCodeAt(i)) * 16 + hexValue(text.charCodeAt(i + 1)), i]);
-  }
-  if (swap > 1) {
-    for (let g = 0; g + swap <= bytes.length; g += swap) {
-      const group = bytes.slice(g, g + swap).reverse();
-      for (let k = 0; k < swap; k++) bytes[g + k] = [group[k]![0], bytes[g + k]![1]];
-    }
-  }
-  for (const [value, at] of bytes) {
-    run.chars.push(String.fromCharCode(value));
-    run.starts.push(at);
-    run.ends.push(lineEnd ?? at + 2);
+/**
+ * Hex digits [from, to) of `text` as bytes, each mapped to its two digits, or for dump lines to the end of the line
+ * (the text column beside the hex shows the same bytes). `swap` > 1 reads little-endian words of that many bytes.
+ */
+function pushHexBytes(out: TextFilter, text: string, from: number, to: number, lineEnd: number | null, swap: number) {
+  const count = (to - from) >> 1;
+  for (let k = 0; k < count; k++) {
+    // Little-endian words: the k-th byte shown is byte (word end - 1 - k) of the data.
+    const word = swap > 1 ? Math.floor(k / swap) * swap : k;
+    const idx = swap > 1 ? word + (swap - 1 - (k - word)) : k;
+    const at = from + 2 * (idx < count ? idx : k);
+    out.push(hexValue(text.charCodeAt(at)) * 16 + hexValue(text.charCodeAt(at + 1)), at, lineEnd ?? at + 2);
   }
 }
 
 interface DumpLine {
   readonly groups: [number, number][];
   readonly width: number;
-  readonly lineEnd: number;
 }
 
 const dumpOffset = /[ \t]*(?:(?:0x)?[0-9A-Fa-f]{4,16}:?[ \t]+)?/y;
@@ -127,22 +166,21 @@ function parseDumpLine(text: string, start: number, end: number): DumpLine | nul
     if (next === g) break;
     pos = next;
   }
-  return groups.length >= 2 ? { groups, width, lineEnd: end } : null;
+  return groups.length >= 2 ? { groups, width } : null;
 }
 
-/** Lines of hex dumps, each block of consecutive dump lines read as one byte stream. */
+const dumpTrigger = /[0-9A-Fa-f]{2,8}[ \t]{1,2}[0-9A-Fa-f]{2,8}[ \t]{1,2}[0-9A-Fa-f]{2}/;
+
+/** Lines of hex dumps, each block of consecutive dump lines read as one byte stream (and as little-endian words). */
 function dumpViews(text: string): DerivedView[] {
-  if (!/[0-9A-Fa-f]{2}[ \t][0-9A-Fa-f]{2}/.test(text)) return [];
+  if (!dumpTrigger.test(text)) return [];
   const straight = new ViewBuilder();
   const swapped = new ViewBuilder();
-  let anySwappable = false;
-  let block: Run = { chars: [], starts: [], ends: [] };
-  let swapBlock: Run = { chars: [], starts: [], ends: [] };
+  const block = new TextFilter(straight);
+  const swapBlock = new TextFilter(swapped);
   const flush = () => {
-    if (block.chars.length > 0) pushRun(straight, block);
-    if (swapBlock.chars.length > 0) pushRun(swapped, swapBlock);
-    block = { chars: [], starts: [], ends: [] };
-    swapBlock = { chars: [], starts: [], ends: [] };
+    block.end();
+    swapBlock.end();
   };
   let lineStart = 0;
   while (lineStart <= text.length) {
@@ -154,136 +192,172 @@ function dumpViews(text: string): DerivedView[] {
     else {
       for (const [from, to] of line.groups) {
         pushHexBytes(block, text, from, to, contentEnd, 1);
-        if (line.width > 2) {
-          anySwappable = true;
-          pushHexBytes(swapBlock, text, from, to, contentEnd, line.width / 2);
-        }
+        if (line.width > 2) pushHexBytes(swapBlock, text, from, to, contentEnd, line.width / 2);
       }
     }
     lineStart = lineEnd + 1;
   }
   flush();
-  const views: DerivedView[] = [];
-  const a = straight.build();
-  if (a) views.push(a);
-  const s = anySwappable ? swapped.build() : null;
-  if (s) views.push(s);
-  return views;
+  return [straight.build(), swapped.build()].filter((v): v is DerivedView => v !== null);
 }
 
-// Plain runs (`xxd -p` wraps them at 60), and `\xNN` / `0xNN,` byte lists (`xxd -i`, printf, Python).
-const plainHexRun = /(?:[0-9A-Fa-f]{2}){8,}(?:\r?\n(?:[0-9A-Fa-f]{2}){4,})*/g;
+// `\xNN` / `0xNN,` byte lists (`xxd -i`, printf, Python).
 const escapedHexRun = /(?:(?:\\x|0x)[0-9A-Fa-f]{2}(?:,[ \t\r\n]{0,16})?){8,}/g;
+const escapedHexByte = /(?:\\x|0x)([0-9A-Fa-f]{2})/g;
+
+/** Where the line break at `pos` ends (after `\n` or `\r\n`), or -1 when there is none. */
+function afterBreak(text: string, pos: number): number {
+  if (text.charCodeAt(pos) === 10) return pos + 1;
+  if (text.charCodeAt(pos) === 13 && text.charCodeAt(pos + 1) === 10) return pos + 2;
+  return -1;
+}
+
+/**
+ * Maximal runs of characters in `table`, at least `min` long; a run that ends its line continues on the next line
+ * when `continues(length)` says it wrapped there. Calls `onRun` with the [start, end) pieces of each run. A plain
+ * loop: a regex with a `{16,}` quantifier retries every position inside short words.
+ */
+function scanRuns(
+  text: string,
+  table: Uint8Array,
+  min: number,
+  continues: (pieceLength: number, end: number) => boolean,
+  onRun: (pieces: [number, number][]) => void,
+): void {
+  let pieces: [number, number][] = [];
+  let total = 0;
+  let expected = -1;
+  const finish = () => {
+    if (pieces.length > 0 && total >= min) onRun(pieces);
+    pieces = [];
+    total = 0;
+  };
+  const n = text.length;
+  let i = 0;
+  for (;;) {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c < 128 && table[c] === 1) break;
+      i++;
+    }
+    if (i >= n) break;
+    const start = i;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c >= 128 || table[c] === 0) break;
+      i++;
+    }
+    if (start !== expected) {
+      finish();
+      // Most runs are fragments of words: skip them without allocating anything.
+      if (i - start < min) {
+        expected = -1;
+        continue;
+      }
+    }
+    pieces.push([start, i]);
+    total += i - start;
+    const next = total < MAX_RUN_CHARS && continues(i - start, i) ? afterBreak(text, i) : -1;
+    expected = next;
+    if (next < 0) finish();
+  }
+  finish();
+}
+
+const hexTable = new Uint8Array(128);
+for (const c of '0123456789ABCDEFabcdef') hexTable[c.charCodeAt(0)] = 1;
 
 /** Hex runs and hex dumps, decoded: one view per reading (plain runs and dumps, dumps of little-endian words). */
 export function hexViews(text: string): DerivedView[] {
   const b = new ViewBuilder();
-  plainHexRun.lastIndex = 0;
-  for (let m = plainHexRun.exec(text); m !== null; m = plainHexRun.exec(text)) {
-    const run: Run = { chars: [], starts: [], ends: [] };
-    const end = m.index + m[0].length;
-    let i = m.index;
-    while (i < end) {
-      let lineEnd = i;
-      while (lineEnd < end && isHex(text.charCodeAt(lineEnd))) lineEnd++;
-      pushHexBytes(run, text, i, lineEnd - ((lineEnd - i) % 2), null, 1);
-      i = lineEnd;
-      while (i < end && !isHex(text.charCodeAt(i))) i++;
-    }
-    pushRun(b, run);
-  }
+  const run = new TextFilter(b);
+  // Plain runs of 16 or more digits; `xxd -p` wraps them at 60, so a run filling its line goes on.
+  scanRuns(
+    text,
+    hexTable,
+    16,
+    (length) => length >= 16 && length % 2 === 0,
+    (pieces) => {
+      for (const [from, to] of pieces) pushHexBytes(run, text, from, to - ((to - from) % 2), null, 1);
+      run.end();
+    },
+  );
   if (text.includes('\\x') || text.includes('0x')) {
     escapedHexRun.lastIndex = 0;
     for (let m = escapedHexRun.exec(text); m !== null; m = escapedHexRun.exec(text)) {
-      const run: Run = { chars: [], starts: [], ends: [] };
-      for (const e of m[0].matchAll(/(?:\\x|0x)([0-9A-Fa-f]{2})/g)) {
+      escapedHexByte.lastIndex = 0;
+      for (let e = escapedHexByte.exec(m[0]); e !== null; e = escapedHexByte.exec(m[0])) {
         const at = m.index + e.index;
-        run.chars.push(String.fromCharCode(Number.parseInt(e[1]!, 16)));
-        run.starts.push(at);
-        run.ends.push(at + e[0].length);
+        run.push(Number.parseInt(e[1]!, 16), at, at + e[0].length);
       }
-      pushRun(b, run);
+      run.end();
     }
   }
-  const views = dumpViews(text);
   const plain = b.build();
+  const views = dumpViews(text);
   return plain ? [plain, ...views] : views;
 }
 
-const base64Value = new Int16Array(128).fill(-1);
-for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) {
-  base64Value[c.charCodeAt(0)] = i;
-}
-base64Value['-'.charCodeAt(0)] = 62;
-base64Value['_'.charCodeAt(0)] = 63;
-
-// One line's run of base64 characters; runs that end a line at a multiple of 4 continue on the next line.
-const base64Run = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+const base64Table = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=') base64Table[c.charCodeAt(0)] = 1;
+/** Shortest base64 run decoded: 15 bytes, shorter than any token and its key. */
 const MIN_BASE64_RUN = 20;
 
-/** Decodes base64 characters at `positions` (4 at a time; `=` ends a segment and decoding starts afresh after it). */
-function decodeBase64(text: string, positions: readonly number[], run: Run): void {
-  let quad: number[] = [];
-  let at: number[] = [];
-  const flush = () => {
-    const [a = 0, b = 0, c = -1, d = -1] = quad;
-    const bytes = [(a << 2) | (b >> 4)];
-    if (c >= 0) bytes.push(((b & 15) << 4) | (c >> 2));
-    if (c >= 0 && d >= 0) bytes.push(((c & 3) << 6) | d);
-    const start = at[0]!;
-    const end = at.at(-1)! + 1;
-    for (const byte of bytes) {
-      run.chars.push(String.fromCharCode(byte));
-      run.starts.push(start);
-      run.ends.push(end);
-    }
-    quad = [];
-    at = [];
-  };
-  for (const p of positions) {
-    const code = text.charCodeAt(p);
-    if (code === 61) {
-      if (quad.length >= 2) flush();
-      quad = [];
-      at = [];
-      continue;
-    }
-    quad.push(base64Value[code]!);
-    at.push(p);
-    if (quad.length === 4) flush();
-  }
-  if (quad.length >= 2) flush();
-}
-
-/** Base64 runs of at least 20 characters (wrapped lines joined), decoded. */
+/**
+ * Base64 runs of at least 20 characters (wrapped lines joined: a line of a multiple of 4 goes on), decoded. Each
+ * run is decoded natively (Node's decoder takes both alphabets), split at `=`, and only its text stretches are
+ * mapped back, to the four characters that hold each byte.
+ */
 export function base64View(text: string): DerivedView | null {
   const b = new ViewBuilder();
-  base64Run.lastIndex = 0;
-  let group: number[] = [];
-  let groupEnd = -1;
-  const flush = () => {
-    if (group.length >= MIN_BASE64_RUN) {
-      const run: Run = { chars: [], starts: [], ends: [] };
-      decodeBase64(text, group, run);
-      pushRun(b, run);
-    }
-    group = [];
-  };
-  for (let m = base64Run.exec(text); m !== null; m = base64Run.exec(text)) {
-    const start = m.index;
-    const end = start + m[0].length;
-    const continues =
-      group.length > 0 &&
-      groupEnd >= 0 &&
-      (start === groupEnd + 1 || (start === groupEnd + 2 && text[groupEnd] === '\r'));
-    if (!continues) flush();
-    if (group.length + m[0].length > MAX_RUN_CHARS) flush();
-    for (let i = start; i < end; i++) group.push(i);
-    const atLineEnd = end === text.length || text[end] === '\n' || text[end] === '\r';
-    const wraps = atLineEnd && m[0].length % 4 === 0 && !m[0].endsWith('=');
-    groupEnd = wraps ? end : -1;
-    if (!wraps) flush();
-  }
-  flush();
+  scanRuns(
+    text,
+    base64Table,
+    MIN_BASE64_RUN,
+    (length, end) => length >= 16 && length % 4 === 0 && text.charCodeAt(end - 1) !== 61,
+    (pieces) => {
+      const joined =
+        pieces.length === 1
+          ? text.slice(pieces[0]![0], pieces[0]![1])
+          : pieces.map(([f, t]) => text.slice(f, t)).join('');
+      // Joined offset → original offset.
+      const toOriginal = (j: number): number => {
+        for (const [f, t] of pieces) {
+          if (j < t - f) return f + j;
+          j -= t - f;
+        }
+        return pieces.at(-1)![1];
+      };
+      let segmentStart = 0;
+      while (segmentStart < joined.length) {
+        let segmentEnd = joined.indexOf('=', segmentStart);
+        if (segmentEnd < 0) segmentEnd = joined.length;
+        if (segmentEnd - segmentStart >= 12) {
+          const bytes = Buffer.from(joined.slice(segmentStart, segmentEnd), 'base64');
+          pushTextStretches(b, bytes, (k) => {
+            const first = segmentStart + Math.floor(k / 3) * 4;
+            return [toOriginal(first), toOriginal(Math.min(first + 3, segmentEnd - 1)) + 1];
+          });
+        }
+        segmentStart = segmentEnd + 1;
+      }
+    },
+  );
   return b.build();
+}
+
+/** Pushes each stretch of at least MIN_TEXT_STRETCH text bytes, mapped by `origin`, followed by a separator. */
+function pushTextStretches(b: ViewBuilder, bytes: Uint8Array, origin: (k: number) => [number, number]): void {
+  let k = 0;
+  while (k < bytes.length) {
+    while (k < bytes.length && !isText(bytes[k]!)) k++;
+    const start = k;
+    while (k < bytes.length && isText(bytes[k]!)) k++;
+    if (k - start < MIN_TEXT_STRETCH) continue;
+    for (let i = start; i < k; i++) {
+      const [from, to] = origin(i);
+      b.push(bytes[i]!, from, to);
+    }
+    b.separate();
+  }
 }

@@ -26,6 +26,24 @@ export interface StreamMasker {
   readonly masked_count: number;
 }
 
+const encodedRunChar = /[A-Za-z0-9+/=_-]/;
+
+/**
+ * Moves a cut back so that it falls neither inside an escape sequence (the next part would start with its tail)
+ * nor inside a run of base64 or hex characters (decoding the rest of the run from the cut would be misaligned), as
+ * long as no more than `maxHoldChars` stay held (`floor`); a run longer than that is cut where it is.
+ */
+function keepRunsWhole(text: string, cut: number, floor: number): number {
+  const esc = text.lastIndexOf('\x1b', cut - 1);
+  if (esc >= 0 && cut - esc < 64 && /^\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?$/.test(text.slice(esc, cut))) {
+    cut = esc;
+  }
+  if (!encodedRunChar.test(text[cut - 1] ?? '') || !encodedRunChar.test(text[cut] ?? '')) return cut;
+  let start = cut;
+  while (start > 0 && encodedRunChar.test(text[start - 1]!)) start--;
+  return start >= floor ? start : cut;
+}
+
 /**
  * Masks a stream (terminal or job output) chunk by chunk. It keeps back the last `holdChars` characters, and
  * further back to the start of any secret that reaches into them, so a secret split across chunks is seen whole.
@@ -62,6 +80,7 @@ export function createStreamMasker(options: StreamMaskerOptions = {}): StreamMas
       for (const r of scan.ranges) if (r.contextStart < wanted && r.end > wanted) cut = Math.max(wanted, r.end);
       if (cut < wanted) cut = wanted;
     }
+    if (cut < pending.length) cut = keepRunsWhole(pending, cut, pending.length - maxHoldChars);
     const code = pending.charCodeAt(cut - 1);
     if (cut < pending.length && code >= 0xd800 && code <= 0xdbff) cut -= 1;
     if (cut <= 0) {

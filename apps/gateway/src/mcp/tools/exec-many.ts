@@ -6,7 +6,7 @@ import { commandRuleReason, machineSetTarget, policyToolReason, requireApproval 
 import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
 import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
-import { checkExec, runExec } from './exec';
+import { checkExec, execAgentParams, runExec } from './exec';
 
 const DEFAULT_PARALLEL = 8;
 /** All machines' output together stays around this size; each machine gets an equal share (4k–64k chars). */
@@ -111,6 +111,8 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       policy,
       args,
       reason: needsHuman,
+      // Every machine that passed its checks gets the same request; the approver signs it for each of them.
+      agent: { op: 'exec', params: execAgentParams(perMachine), machines: runnable.map((c) => c.machine) },
     }));
   }
 

@@ -2,7 +2,7 @@ import { type CommandJudgement, commandRefusal, judgeCommand } from '@letkite/ce
 import type { Policy } from '@letkite/policy';
 import { ExecResult, exec, LetKiteError } from '@letkite/protocol';
 import type { z } from 'zod';
-import { approveIfNeeded } from '../../approvals/gate';
+import { approvalProofContext, approveIfNeeded } from '../../approvals/gate';
 import { type MachineCall, prepareMachineCall } from '../../machines/prepare-machine-call';
 import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
@@ -43,6 +43,19 @@ export async function checkExec(
   return { ...prepared, judgement };
 }
 
+/** The exec request the agent gets for this input (also exactly what an approval of it binds). */
+export function execAgentParams(input: ExecCommand): Record<string, unknown> {
+  return {
+    command: input.command,
+    argv: input.argv,
+    cwd: input.cwd,
+    env: input.env,
+    stdin: input.stdin,
+    timeout_ms: (input.timeout_s ?? DEFAULT_TIMEOUT_S) * 1000,
+    max_output_bytes: AGENT_OUTPUT_BYTES,
+  };
+}
+
 /** Runs a checked exec on its machine; `approved` only when the caller has just used up a human approval. */
 export async function runExec(
   ctx: ToolCallContext,
@@ -55,16 +68,14 @@ export async function runExec(
   const raw = await ctx.deps.hub.call(
     call.machine.id,
     'exec',
+    execAgentParams(input),
     {
-      command: input.command,
-      argv: input.argv,
-      cwd: input.cwd,
-      env: input.env,
-      stdin: input.stdin,
-      timeout_ms: timeoutS * 1000,
-      max_output_bytes: AGENT_OUTPUT_BYTES,
+      policy: call.policy,
+      confirm: (input.confirm ?? false) || approved,
+      approved,
+      actor: ctx.principal.actor,
+      ...approvalProofContext(ctx),
     },
-    { policy: call.policy, confirm: (input.confirm ?? false) || approved, approved, actor: ctx.principal.actor },
     {
       // The agent enforces the command's own timeout; this one only guards against an agent that never answers.
       timeoutMs: timeoutS * 1000 + 15_000,
@@ -98,6 +109,7 @@ export const execHandler = defineHandler(exec, async (input, ctx) => {
     policy: checked.policy,
     args: input,
     judgement: checked.judgement,
+    agent: { op: 'exec', params: execAgentParams(command), machines: [checked.machine] },
   });
   return runExec(ctx, command, checked, approved);
 });

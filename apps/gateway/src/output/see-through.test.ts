@@ -1,0 +1,264 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { fakePrivateKey, fakeTokens, filler, fold } from './fake-secrets.fixture';
+import { maskSecrets } from './mask';
+import { maskWindow } from './mask-window';
+import { createOutputMasker } from './output-masker';
+import { compileRedactionPatterns } from './redaction-patterns';
+import { createStreamMasker } from './stream-masker';
+
+const tokens = fakeTokens(5);
+const GH = tokens['github-token'] as string;
+const STRIPE = tokens['stripe-live-key'] as string;
+
+/** Whether any 8 consecutive characters of the secret show. */
+function shows(text: string, secret: string): boolean {
+  for (let i = 0; i + 8 <= secret.length; i++) if (text.includes(secret.slice(i, i + 8))) return true;
+  return false;
+}
+const hex = (s: string) => Buffer.from(s).toString('hex');
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** What `xxd` prints. */
+function xxd(data: string): string {
+  const bytes = Buffer.from(data);
+  const lines: string[] = [];
+  for (let off = 0; off < bytes.length; off += 16) {
+    const row = bytes.subarray(off, off + 16);
+    const groups = (row.toString('hex').match(/.{1,4}/g) ?? []).join(' ');
+    const text = [...row].map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : '.')).join('');
+    lines.push(`${off.toString(16).padStart(8, '0')}: ${groups.padEnd(39)}  ${text}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+/** What `od -A x -t x2` (little-endian 16-bit words) prints. */
+function odWords(data: string): string {
+  const bytes = Buffer.from(data.length % 2 ? `${data}\n` : data);
+  const lines: string[] = [];
+  for (let off = 0; off < bytes.length; off += 16) {
+    const words: string[] = [];
+    for (let i = off; i < Math.min(off + 16, bytes.length); i += 2) {
+      words.push(bytes.readUInt16LE(i).toString(16).padStart(4, '0'));
+    }
+    lines.push(`${off.toString(16).padStart(6, '0')} ${words.join(' ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('escape sequences and invisible characters are seen through', () => {
+  const colour = (s: string) => `\x1b[01;31m\x1b[K${s}\x1b[m\x1b[K`;
+  const cases: [string, string][] = [
+    ['grep colour inside the token', `t ${GH.slice(0, 9)}${colour(GH.slice(9, 15))}${GH.slice(15)} end`],
+    ['grep colour around the token', `t ${colour(GH)} end`],
+    ['a cursor move between halves', `t ${GH.slice(0, 20)}\x1b[1C${GH.slice(20)} end`],
+    ['an OSC title between halves', `t ${GH.slice(0, 20)}\x1b]0;title\x07${GH.slice(20)} end`],
+    ['zero-width characters', `t ${[...GH].join('\u200b')} end`],
+    ['a soft hyphen and a BOM', `t ${GH.slice(0, 10)}\u00ad${GH.slice(10, 20)}\ufeff${GH.slice(20)} end`],
+    ['NUL bytes', `t ${GH.slice(0, 10)}\0${GH.slice(10)} end`],
+    ['man-page overstrike', `t ${[...GH].map((c) => `${c}\b${c}`).join('')} end`],
+  ];
+  test.each(cases)('%s', (_name, text) => {
+    const masked = maskSecrets(text);
+    expect(
+      shows(masked.text.replace(/\x1b\[[0-9;]*[A-Za-z]|\x1b\][^\x07]*\x07|[\u200b\u00ad\ufeff\0\b]/g, ''), GH),
+    ).toBe(false);
+    expect(masked.masked_count).toBe(1);
+    expect(masked.text.startsWith('t ')).toBe(true);
+    expect(masked.text.endsWith(' end')).toBe(true);
+  });
+
+  test('colours inside a masked range are kept after the ***, so the line keeps its colours', () => {
+    const text = `t ${GH.slice(0, 9)}\x1b[01;31m${GH.slice(9, 15)}\x1b[m${GH.slice(15)} end`;
+    expect(maskSecrets(text).text).toBe('t ***\x1b[01;31m\x1b[m end');
+  });
+
+  test('coloured output without secrets is left as it is', () => {
+    const ls = '\x1b[0m\x1b[01;34mbin\x1b[0m  \x1b[01;32mdeploy.sh\x1b[0m\n\x1b]0;user@host: ~\x07$ ';
+    expect(maskSecrets(ls)).toEqual({ text: ls, masked_count: 0 });
+  });
+});
+
+describe('URL-encoded secrets are decoded and masked', () => {
+  const cases: [string, string, string][] = [
+    [
+      'a whole connection URL encoded in a query',
+      'next=postgres%3A%2F%2Fapp%3AS3cr3tPassw0rdX9%40db%2Fprod',
+      'next=postgres%3A%2F%2Fapp%3A***%40db%2Fprod',
+    ],
+    ['a token with an encoded underscore', `t=${GH.replace('_', '%5F')}&x=1`, 't=***&x=1'],
+    [
+      'twice encoded',
+      `r=https%253A%252F%252Fx%252F%253Ftoken%253D${STRIPE}`,
+      'r=https%253A%252F%252Fx%252F%253Ftoken%253D***',
+    ],
+    ['an encoded password in a plain URL', 'postgres://app:p%40ssW0rd9@db/prod', 'postgres://app:***@db/prod'],
+    ['every character encoded', `k=${[...GH].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}`, 'k=***'],
+  ];
+  test.each(cases)('%s', (_name, text, expected) => {
+    expect(maskSecrets(text).text).toBe(expected);
+  });
+
+  test('ordinary encoded URLs stay', () => {
+    const text = 'GET /search?q=hello%20world&lang=en%2DUS&path=%2Fsrv%2Fapp 200';
+    expect(maskSecrets(text)).toEqual({ text, masked_count: 0 });
+  });
+});
+
+describe('hex runs and hex dumps are decoded and masked', () => {
+  const data = `config: token=${GH}\nkey=${STRIPE}\n`;
+  test('a plain hex run, also wrapped at 60 like xxd -p', () => {
+    for (const text of [hex(data), fold(hex(data), 60)]) {
+      const masked = maskSecrets(text);
+      expect(shows(Buffer.from(masked.text.replace(/[^0-9a-f]/g, ''), 'hex').toString('latin1'), GH)).toBe(false);
+      expect(shows(Buffer.from(masked.text.replace(/[^0-9a-f]/g, ''), 'hex').toString('latin1'), STRIPE)).toBe(false);
+    }
+  });
+
+  test('an xxd dump: neither the hex columns nor the text column show the secret', () => {
+    const masked = maskSecrets(xxd(data)).text;
+    expect(shows(masked, GH)).toBe(false);
+    const hexColumns = masked
+      .split('\n')
+      .map((l) => /^[0-9a-f]{8}: ((?:[0-9a-f]{4} ?)+)/.exec(l)?.[1]?.replace(/ /g, '') ?? '')
+      .join('');
+    expect(shows(Buffer.from(hexColumns, 'hex').toString('latin1'), GH)).toBe(false);
+    expect(masked.startsWith('00000000: 636f 6e66')).toBe(true);
+  });
+
+  test('little-endian words (od -x) and byte lists (\\xNN, xxd -i)', () => {
+    for (const text of [
+      odWords(data),
+      [...Buffer.from(data)].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join(''),
+      fold([...Buffer.from(data)].map((b) => `0x${b.toString(16).padStart(2, '0')}, `).join(''), 72),
+    ]) {
+      const masked = maskSecrets(text);
+      expect(masked.masked_count, text.slice(0, 40)).toBeGreaterThan(0);
+      const bytes = (masked.text.match(/(?:\\x|0x)([0-9a-f]{2})/g) ?? []).map((h) => h.slice(2)).join('');
+      expect(shows(Buffer.from(bytes, 'hex').toString('latin1'), GH)).toBe(false);
+    }
+  });
+
+  test('digests and ids stay', () => {
+    const text = `commit ${filler(40, 1, '0123456789abcdef')}\n${filler(64, 2, '0123456789abcdef')}  app.js\n`;
+    expect(maskSecrets(text)).toEqual({ text, masked_count: 0 });
+  });
+});
+
+describe('base64 runs where a token would hide are decoded and masked', () => {
+  test('standard, URL alphabet, and wrapped at 76', () => {
+    const data = `export GITHUB_TOKEN=${GH}\nSTRIPE=${STRIPE}\n${'filler line\n'.repeat(8)}`;
+    const urlSafe = Buffer.from(data).toString('base64url');
+    for (const text of [b64(data), urlSafe, fold(b64(data), 76), `data:text/plain;base64,${b64(data)}`]) {
+      const masked = maskSecrets(text);
+      expect(masked.masked_count, text.slice(0, 30)).toBeGreaterThan(0);
+      const decoded = Buffer.from(masked.text.replace(/^data:[^,]*,/, '').replace(/[^A-Za-z0-9+/_-]/g, ''), 'base64');
+      expect(shows(decoded.toString('latin1'), GH)).toBe(false);
+      expect(shows(decoded.toString('latin1'), STRIPE)).toBe(false);
+    }
+  });
+
+  test('base64 of a private key file is masked', () => {
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const body = pem.split('\n')[1] as string;
+    const masked = maskSecrets(fold(b64(`${pem}\n`), 76));
+    expect(shows(Buffer.from(masked.text.replace(/[^A-Za-z0-9+/]/g, ''), 'base64').toString('latin1'), body)).toBe(
+      false,
+    );
+  });
+
+  test('base64 of ordinary data and of binary stays', () => {
+    const text = [
+      b64('just some ordinary configuration text, nothing secret in here at all\n'),
+      `"integrity": "sha512-${Buffer.from(filler(64, 3)).toString('base64')}"`,
+      Buffer.from(Array.from({ length: 300 }, (_, i) => (i * 37) % 256)).toString('base64'),
+    ].join('\n');
+    expect(maskSecrets(text)).toEqual({ text, masked_count: 0 });
+  });
+});
+
+describe("LetKite's own secrets", () => {
+  const body = filler(43, 4, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
+  test.each(['lk_', 'lkj_', 'lka_', 'lkr_', 'lkc_', 'lks_', 'lkinv_', 'lksetup_'])('%s tokens', (prefix) => {
+    expect(maskSecrets(`token: ${prefix}${body}\n`).text).toBe('token: ***\n');
+    expect(maskSecrets(`Authorization: x ${prefix}${body} y`).text).toBe('Authorization: x *** y');
+    expect(maskSecrets(`http://gw:8787/setup#${prefix}${body}`).text).toBe('http://gw:8787/setup#***');
+  });
+
+  test('an authenticator URI and the agent state file', () => {
+    expect(
+      maskSecrets('otpauth://totp/LetKite:ann?issuer=LetKite&secret=JBSWY3DPEHPK3PXPJBSWY3DP&period=30').text,
+    ).toBe('otpauth://totp/LetKite:ann?issuer=LetKite&secret=***&period=30');
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const state = JSON.stringify({ machine_id: 'mch_1', private_key_pem: pem }, null, 2);
+    expect(shows(maskSecrets(state).text, pem.split('\n')[1] as string)).toBe(false);
+  });
+
+  test('words that merely start like a token stay', () => {
+    const text = 'bulk_insert lk_ lk_short walk_the_dog_and_then_go_home_for_a_nice_long_rest_now';
+    expect(maskSecrets(text)).toEqual({ text, masked_count: 0 });
+  });
+});
+
+describe('maskWindow', () => {
+  const text = `${'line of text\n'.repeat(30)}A=${GH} b=${STRIPE}\n${fakePrivateKey()}\n${'tail\n'.repeat(10)}`;
+  const secrets = [GH, STRIPE, fakePrivateKey().split('\n')[2] as string];
+
+  test('no window cut anywhere shows part of a secret, and a cut secret is *** on both sides', () => {
+    const at = text.indexOf(GH);
+    for (let cut = at - 2; cut < text.length; cut += cut < at + 200 ? 1 : 7) {
+      const left = maskWindow(text, 0, cut);
+      const right = maskWindow(text, cut, text.length);
+      for (const s of secrets) {
+        expect(shows(left.text, s), `left of ${cut}`).toBe(false);
+        expect(shows(right.text, s), `right of ${cut}`).toBe(false);
+      }
+      if (cut > at && cut < at + GH.length) {
+        expect(left.text.endsWith('***')).toBe(true);
+        expect(right.text.startsWith('***')).toBe(true);
+      }
+    }
+  });
+
+  test('a window inside a secret is only ***; masked_count counts what the window shows', () => {
+    const at = text.indexOf(GH);
+    expect(maskWindow(text, at + 5, at + 20)).toEqual({ text: '***', masked_count: 1 });
+    expect(maskWindow(text, 0, 20)).toEqual({ text: text.slice(0, 20), masked_count: 0 });
+  });
+});
+
+describe('createOutputMasker', () => {
+  test("applies the account's patterns everywhere, audit values included", () => {
+    const masker = createOutputMasker(['ACME-[0-9]{6}']);
+    expect(masker.mask('code ACME-123456 ok').text).toBe('code *** ok');
+    expect(masker.prepare('code ACME-123456 ok')).toMatchObject({ text: 'code *** ok', masked_count: 1 });
+    expect(masker.maskValue({ command: `echo ACME-123456 ${GH}`, argv: ['a', `password=${STRIPE}`], n: 3 })).toEqual({
+      command: 'echo *** ***',
+      argv: ['a', 'password=***'],
+      n: 3,
+    });
+    // An account pattern inside base64 or split by colour is seen through too.
+    expect(masker.mask(b64('the ACME-123456 code and more')).masked_count).toBe(1);
+    expect(masker.mask('ACME-\x1b[1m123456\x1b[m').text).toBe('***\x1b[1m\x1b[m');
+  });
+
+  test('invalid stored patterns fail closed', () => {
+    expect(() => createOutputMasker(['('])).toThrow();
+    expect(compileRedactionPatterns([]).length).toBe(0);
+  });
+});
+
+describe('the stream masker with escape sequences and encoded runs', () => {
+  test('chunks that split an escape sequence or a base64 run give what masking the whole text gives', () => {
+    const words = filler(5000, 1, 'abcdefgh ij klm\n');
+    const text = `${words} \x1b[01;31m${GH}\x1b[m\n${words}\n${b64(`${'x'.repeat(3000)} token=${STRIPE}`)}\n${words}`;
+    const whole = maskSecrets(text);
+    expect(whole.masked_count).toBe(2);
+    for (const size of [1000, 4097, 7919]) {
+      const masker = createStreamMasker({ holdChars: 256, maxHoldChars: 65_536 });
+      let out = '';
+      for (let i = 0; i < text.length; i += size) out += masker.push(text.slice(i, i + size));
+      out += masker.end();
+      expect(shows(out, GH), `chunks of ${size}`).toBe(false);
+      expect(out, `chunks of ${size}`).toBe(whole.text);
+    }
+  });
+});
