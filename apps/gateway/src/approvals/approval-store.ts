@@ -42,6 +42,12 @@ export interface ApprovalRequest extends ApprovalBinding {
   decidedBy: string | null;
   decidedWith: 'passkey' | 'totp' | 'session' | null;
   usedAt: string | null;
+  /** Canonical JSON of the `ApprovalBinding` a passkey signs (null when the call runs on no agent). */
+  proofBinding: string | null;
+  /** A target machine verifies approvals itself: passkey only (TOTP cannot be checked by a machine). */
+  passkeyOnly: boolean;
+  /** The approving passkey assertion (`ApprovalAssertion`, JSON), kept to prove the approval to the machine. */
+  assertion: string | null;
 }
 
 /** What the gate finds for a call, decided atomically. */
@@ -77,7 +83,14 @@ export interface ApprovalStore {
    */
   decide(
     id: string,
-    decision: { status: 'approved' | 'denied'; by: string; with: 'passkey' | 'totp' | 'session'; at: string },
+    decision: {
+      status: 'approved' | 'denied';
+      by: string;
+      with: 'passkey' | 'totp' | 'session';
+      at: string;
+      /** The passkey assertion that approved it (stored with the request). */
+      assertion?: string | null;
+    },
     audit: AuditEventInput,
   ): Promise<ApprovalRequest | null>;
   /** Marks pending and approved requests past their expiry as expired (kept as history); returns them. */

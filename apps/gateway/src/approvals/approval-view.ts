@@ -27,6 +27,13 @@ export interface ApprovalView {
   decided_by: string | null;
   decided_with: ApprovalRequest['decidedWith'];
   used_at: string | null;
+  /**
+   * Only a passkey can approve this: the machine verifies approvals itself (its ceiling pins approvers, or a
+   * ceiling rule asks for the approval), and a TOTP code is something no machine can check. `passkey_only_reason`
+   * says so for the page.
+   */
+  passkey_only: boolean;
+  passkey_only_reason: string | null;
   /** Whether the viewer may decide it now, and if not, why. */
   can_decide: boolean;
   why_not: string | null;
@@ -82,6 +89,10 @@ export async function viewOf(deps: ViewDeps, r: ApprovalRequest, whyNot: string 
     decided_by: r.decidedBy ? (names.get(r.decidedBy) ?? r.decidedBy) : null,
     decided_with: r.decidedWith,
     used_at: r.usedAt,
+    passkey_only: r.passkeyOnly,
+    passkey_only_reason: r.passkeyOnly
+      ? `"${r.machineName}" checks approvals itself, against the passkeys pinned in its ceiling. An authenticator code cannot be checked by a machine, so approve with your passkey.`
+      : null,
     can_decide: live && whyNot === null,
     why_not: live ? whyNot : `the request is ${r.status === 'pending' ? 'expired' : r.status}`,
   };

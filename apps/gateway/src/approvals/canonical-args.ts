@@ -1,29 +1,10 @@
-import { createHash } from 'node:crypto';
+import { canonicalJson, sha256Hex } from '@letkite/protocol';
 
 /**
- * Canonical JSON: object keys sorted by UTF-16 code units at every depth, no whitespace, `undefined` members
- * dropped, strings and numbers as `JSON.stringify` writes them (lone surrogates escaped, so any string has one
- * spelling). Two values that mean the same call give the same bytes; any change to a value changes them.
+ * Canonical JSON (keys sorted at every depth, no whitespace, `undefined` dropped) and SHA-256: the one definition in
+ * @letkite/protocol, which the agent also uses to recompute what an approval binds (approval-proof.ts).
  */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError(`cannot hash the number ${value}`);
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  throw new TypeError(`cannot hash a value of type ${typeof value}`);
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+export { canonicalJson, sha256Hex } from '@letkite/protocol';
 
 /**
  * Arguments left out of an approval's binding: `machine` (the binding holds the resolved machine id, so an id and

@@ -1,4 +1,4 @@
-import { LetKiteError } from '@letkite/protocol';
+import { ApprovalAssertion, LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import type { SignedInUser } from '../identity/current-user';
 import { type PasskeyDeps, verifyPasskeyAssertion } from '../identity/verify-passkey';
@@ -6,6 +6,7 @@ import { type TotpDeps, verifyTotpOnce } from '../identity/verify-totp';
 import type { ApprovalRequest } from './approval-store';
 import { loadApprovalFor, type ViewDeps } from './approval-view';
 import type { Approvals } from './approvals';
+import { boundChallenge, challengeKey } from './passkey-challenge';
 
 /** How an approver proves, at the moment of approving, that it is them: a fresh passkey assertion or a TOTP code. */
 export const ApproveInput = z.discriminatedUnion('method', [
@@ -46,22 +47,55 @@ function recentFailures(approvals: Approvals, userId: string, now: number): numb
   return kept;
 }
 
+/**
+ * Whether the proof holds; for a passkey over a bound challenge also the assertion to keep (the machines verify
+ * it themselves), else null.
+ */
 async function proofHolds(
   deps: DecideDeps,
   user: SignedInUser,
   r: ApprovalRequest,
   input: ApproveInput,
-): Promise<boolean> {
-  if (input.method === 'totp') return verifyTotpOnce({ userId: user.userId, code: input.code, deps });
+): Promise<{ ok: boolean; assertion: string | null }> {
+  if (input.method === 'totp') {
+    return { ok: await verifyTotpOnce({ userId: user.userId, code: input.code, deps }), assertion: null };
+  }
   // The challenge must be the one issued for this approval and this person, and it is used up either way.
-  const taken = await deps.approvals.store.takeChallenge(input.challenge, r.id, user.userId, deps.now().toISOString());
-  if (!taken) return false;
-  return verifyPasskeyAssertion({
+  const key = challengeKey(input.challenge, r, user.userId);
+  const taken = await deps.approvals.store.takeChallenge(key, r.id, user.userId, deps.now().toISOString());
+  if (!taken) return { ok: false, assertion: null };
+  const bound = boundChallenge(r);
+  if (bound !== null && input.challenge !== bound) return { ok: false, assertion: null };
+  const ok = await verifyPasskeyAssertion({
     userId: user.userId,
     expectedChallenge: input.challenge,
+    ...(bound !== null ? { echoedChallenge: bound } : {}),
     response: input.response,
     deps,
   });
+  if (!ok || bound === null) return { ok, assertion: null };
+  const response = input.response as { id?: unknown; response?: Record<string, unknown> };
+  const assertion = ApprovalAssertion.safeParse({
+    credential_id: response.id,
+    authenticator_data: response.response?.authenticatorData,
+    client_data_json: response.response?.clientDataJSON,
+    signature: response.response?.signature,
+  });
+  return assertion.success ? { ok, assertion: JSON.stringify(assertion.data) } : { ok: false, assertion: null };
+}
+
+/**
+ * TOTP cannot be checked by a machine: where a target machine verifies approvals itself (or a ceiling rule asks
+ * for an approval), only a passkey can approve.
+ */
+function assertMethodAllowed(r: ApprovalRequest, method: ApproveInput['method']): void {
+  if (method === 'totp' && r.passkeyOnly) {
+    throw new LetKiteError(
+      'forbidden',
+      `"${r.machineName}" verifies approvals itself and accepts passkey approvals only: a TOTP code cannot be checked by the machine`,
+      { approval_id: r.id, reason: 'passkey_only' },
+    );
+  }
 }
 
 async function settle(
@@ -70,11 +104,12 @@ async function settle(
   r: ApprovalRequest,
   status: 'approved' | 'denied',
   method: 'passkey' | 'totp' | 'session',
+  assertion: string | null = null,
 ): Promise<ApprovalRequest> {
   const at = deps.now().toISOString();
   const decided = await deps.approvals.store.decide(
     r.id,
-    { status, by: user.userId, with: method, at },
+    { status, by: user.userId, with: method, at, assertion },
     {
       accountId: r.accountId,
       at,
@@ -122,7 +157,9 @@ export async function approveRequest(
       retry_after_s: PROOF_WINDOW_MS / 1000,
     });
   }
-  if (!(await proofHolds(deps, user, request, parsed.data))) {
+  assertMethodAllowed(request, parsed.data.method);
+  const proof = await proofHolds(deps, user, request, parsed.data);
+  if (!proof.ok) {
     recentFailures(deps.approvals, user.userId, now).push(now);
     throw new LetKiteError(
       'forbidden',
@@ -130,7 +167,7 @@ export async function approveRequest(
       { approval_id: id, reason: 'proof' },
     );
   }
-  return settle(deps, user, request, 'approved', parsed.data.method);
+  return settle(deps, user, request, 'approved', parsed.data.method, proof.assertion);
 }
 
 /** Denies a request: being signed in (with CSRF) and allowed to decide is enough; a denial runs nothing. */

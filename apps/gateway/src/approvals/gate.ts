@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { CommandJudgement } from '@letkite/ceiling';
+import { type CommandJudgement, verifiesApprovals } from '@letkite/ceiling';
 import type { Policy } from '@letkite/policy';
-import { LetKiteError } from '@letkite/protocol';
+import {
+  ApprovalAssertion,
+  ApprovalBinding,
+  type ApprovalProof,
+  approvalBinding,
+  canonicalJson,
+  LetKiteError,
+} from '@letkite/protocol';
 import type { ToolCallContext } from '../mcp/tool-handler';
+import { reportedCeiling } from '../policy/resolve-policy';
 import type { Machine } from '../store/types';
 import type { ApprovalReason, ApprovalRequest } from './approval-store';
 import { MAX_PENDING_PER_CONNECTION } from './approvals';
@@ -42,6 +50,48 @@ export interface GatedCall {
   args: Record<string, unknown>;
   /** Why a human is needed (shown on the approval page). */
   reason: ApprovalReason;
+  /**
+   * What the agents will be sent once this is approved: the op and its exact params (the same object the caller
+   * then passes to the hub), on each of `machines`. The approver's passkey signs it (machine-verified approvals,
+   * @letkite/protocol approval-proof.ts); without it an approval can only be vouched for by the gateway.
+   */
+  agent?: AgentRun;
+}
+
+/** One agent request an approval covers, on one or several machines (exec_many sends the same to each). */
+export interface AgentRun {
+  op: string;
+  params: unknown;
+  machines: readonly Machine[];
+}
+
+const proofs = new WeakMap<ToolCallContext, ApprovalProof>();
+
+/**
+ * The approval proof for the agent request context of a call whose approval `requireApproval` just used up:
+ * spread it into the context (`{ policy, …, ...approvalProofContext(ctx) }`). Empty when there is none (no
+ * approval, a TOTP approval, or a call without an agent binding).
+ */
+export function approvalProofContext(ctx: ToolCallContext): { approval_proof?: ApprovalProof } {
+  const proof = proofs.get(ctx);
+  return proof ? { approval_proof: proof } : {};
+}
+
+/** Whether a machine's reported ceiling pins approvers (false when it cannot be read: the agent has the last word). */
+function pinsApprovers(machine: Machine): boolean {
+  try {
+    return verifiesApprovals(reportedCeiling(machine));
+  } catch {
+    return false;
+  }
+}
+
+/** The stored proof of a used-up approval, or undefined when it has none or it does not parse. */
+function storedProof(r: ApprovalRequest): ApprovalProof | undefined {
+  if (r.proofBinding === null || r.assertion === null) return undefined;
+  const binding = ApprovalBinding.safeParse(JSON.parse(r.proofBinding));
+  const assertion = ApprovalAssertion.safeParse(JSON.parse(r.assertion));
+  return binding.success && assertion.success ? { binding: binding.data, assertion: assertion.data } : undefined;
 }
 
 /** Why a call needs a human because of its command verdict (`approve`), or null. */
@@ -84,6 +134,19 @@ export async function requireApproval(
     argsHash: args.sha256,
     policyHash: policyVersion(call.policy),
   };
+  // A ceiling `approve` rule is satisfied only by an approval the machine verifies itself (DESIGN §9).
+  const byCeilingRule = call.reason.kind === 'command_rule' && call.reason.rules.some((r) => r.layer === 'ceiling');
+  const machines = call.agent?.machines ?? [];
+  if (byCeilingRule && machines.length > 0 && !machines.some(pinsApprovers)) {
+    const names = machines.map((m) => `"${m.name}"`).join(', ');
+    throw new LetKiteError(
+      'blocked_by_ceiling',
+      `the ceiling of ${names} requires an approval the machine verifies itself, and it pins no approvers ` +
+        '(approvers = [] in its ceiling.toml), so this call cannot be approved there',
+      { layer: 'ceiling', key: 'approvers', reason: 'no_pinned_approvers' },
+    );
+  }
+  const passkeyOnly = byCeilingRule || machines.some(pinsApprovers);
   const members = await approverCandidates(deps.identity, principal.accountId);
   const asked = eligibleApprovers(call.policy.approval.approvers, principal.userId, members);
   if (asked.length === 0) {
@@ -93,9 +156,11 @@ export async function requireApproval(
       { layer: 'policy', approvers: call.policy.approval.approvers },
     );
   }
+  const id = `apr_${randomBytes(16).toString('hex')}`;
+  const expiresAt = approvalExpiresAt(now, call.policy.approval.timeout).toISOString();
   const candidate: ApprovalRequest = {
     ...binding,
-    id: `apr_${randomBytes(16).toString('hex')}`,
+    id,
     accountId: principal.accountId,
     requesterId: principal.userId,
     clientName: ctx.client?.name.slice(0, 200) ?? null,
@@ -107,19 +172,35 @@ export async function requireApproval(
     askedUserIds: asked.map((a) => a.userId),
     status: 'pending',
     createdAt: now.toISOString(),
-    expiresAt: approvalExpiresAt(now, call.policy.approval.timeout).toISOString(),
+    expiresAt,
     decidedAt: null,
     decidedBy: null,
     decidedWith: null,
     usedAt: null,
+    proofBinding: call.agent
+      ? canonicalJson(
+          approvalBinding({
+            approvalId: id,
+            tool: call.tool,
+            policy: call.policy,
+            expiresAt,
+            targets: machines.map((m) => ({ machineId: m.id, op: call.agent?.op ?? '', params: call.agent?.params })),
+          }),
+        )
+      : null,
+    passkeyOnly,
+    assertion: null,
   };
   const outcome = await deps.approvals.store.gate(binding, candidate, MAX_PENDING_PER_CONNECTION, now.toISOString());
   ctx.audit.details = { ...ctx.audit.details, args_sha256: args.sha256 };
   switch (outcome.kind) {
-    case 'consumed':
+    case 'consumed': {
       ctx.audit.details.approval_id = outcome.request.id;
+      const proof = storedProof(outcome.request);
+      if (proof) proofs.set(ctx, proof);
       deps.approvals.events.changed(outcome.request.id);
       return { approved: true, approvalId: outcome.request.id };
+    }
     case 'denied':
       ctx.audit.details.approval_id = outcome.request.id;
       throw new LetKiteError(

@@ -47,6 +47,8 @@ export async function passkeyAuthenticationOptions(args: {
 export async function verifyPasskeyAssertion(args: {
   userId: string;
   expectedChallenge: string;
+  /** The challenge exactly as the browser echoes it, when it was sent as raw bytes (bound approval challenges). */
+  echoedChallenge?: string;
   response: unknown;
   deps: PasskeyDeps;
 }): Promise<boolean> {
@@ -58,7 +60,7 @@ export async function verifyPasskeyAssertion(args: {
   try {
     const result = await verifyAuthenticationResponse({
       response,
-      expectedChallenge: encodedChallenge(args.expectedChallenge),
+      expectedChallenge: args.echoedChallenge ?? encodedChallenge(args.expectedChallenge),
       expectedOrigin: rp.origin,
       expectedRPID: rp.rpID,
       requireUserVerification: true,

@@ -15,6 +15,7 @@ import {
 import { beginPasskeySignIn, signInWithPasskey } from '../ops/sign-in-passkey';
 import { signInWithPassword } from '../ops/sign-in-password';
 import { clearSessionCookie } from '../session-cookie';
+import { relyingParty } from '../verify-passkey';
 import { publicOp, userOp } from './route-adapters';
 
 /** Sign-in, first-run setup, invitations, the current session, and the person's own security settings. */
@@ -94,6 +95,9 @@ export function authRoutes(deps: IdentityDeps): Hono {
         created_at: p.createdAt,
         last_used_at: p.lastUsedAt,
         backed_up: p.backedUp,
+        // Public halves, so a machine's administrator can pin the passkey as an approver (DESIGN §6, §9).
+        public_key: p.publicKey,
+        rp_id: relyingParty(deps.publicUrl).rpID,
       })),
     })),
   );

@@ -15,7 +15,7 @@ import {
   writeFile,
 } from '@letkite/protocol';
 import type { z } from 'zod';
-import { policyToolReason, requireApproval } from '../../approvals/gate';
+import { approvalProofContext, policyToolReason, requireApproval } from '../../approvals/gate';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
 import type { OutputMasker } from '../../output';
 import { defineHandler, outputMaskerFor, type ToolCallContext, type ToolHandler } from '../tool-handler';
@@ -62,13 +62,28 @@ async function callFileOp(
   const needsHuman = mode === 'write' ? policyToolReason(policy, op) : null;
   ctx.audit.decision = needsHuman ? 'approve' : 'allow';
   const approved = needsHuman
-    ? (await requireApproval(ctx, { tool: op, machine, policy, args: input, reason: needsHuman })).approved
+    ? (
+        await requireApproval(ctx, {
+          tool: op,
+          machine,
+          policy,
+          args: input,
+          reason: needsHuman,
+          agent: { op, params, machines: [machine] },
+        })
+      ).approved
     : false;
   return ctx.deps.hub.call(
     machine.id,
     op,
     params,
-    { policy, confirm: (confirm ?? false) || approved, approved, actor: ctx.principal.actor },
+    {
+      policy,
+      confirm: (confirm ?? false) || approved,
+      approved,
+      actor: ctx.principal.actor,
+      ...approvalProofContext(ctx),
+    },
     { timeoutMs: FILE_OP_TIMEOUT_MS, signal: ctx.signal },
   );
 }

@@ -33,26 +33,22 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
+  const params = {
+    command: input.command,
+    argv: input.argv,
+    cwd: input.cwd,
+    env: input.env,
+    timeout_ms: (input.timeout_s ?? DEFAULT_JOB_TIMEOUT_S) * 1000,
+  };
   const approved = await approveIfNeeded(ctx, {
     tool: 'job_start',
     machine: m.machine,
     policy: m.policy,
     args: input,
     judgement: judgement,
+    agent: { op: 'job_start', params, machines: [m.machine] },
   });
-  const info = JobInfo.parse(
-    await m.call(
-      'job_start',
-      {
-        command: input.command,
-        argv: input.argv,
-        cwd: input.cwd,
-        env: input.env,
-        timeout_ms: (input.timeout_s ?? DEFAULT_JOB_TIMEOUT_S) * 1000,
-      },
-      { confirm: input.confirm ?? false, approved },
-    ),
-  );
+  const info = JobInfo.parse(await m.call('job_start', params, { confirm: input.confirm ?? false, approved }));
   ctx.audit.details = { ...ctx.audit.details, job_id: info.job_id };
   return maskInfo(info, await outputMaskerFor(ctx));
 });

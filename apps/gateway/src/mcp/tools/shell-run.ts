@@ -22,32 +22,30 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
+  const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
+  const params = {
+    session_id: input.session_id,
+    command: input.command,
+    timeout_ms: timeoutS * 1000,
+    max_output_bytes: AGENT_OUTPUT_BYTES,
+  };
   const approved = await approveIfNeeded(ctx, {
     tool: 'shell_run',
     machine: m.machine,
     policy: m.policy,
     args: input,
     judgement: judgement,
+    agent: { op: 'shell_run', params, machines: [m.machine] },
   });
-  const timeoutS = input.timeout_s ?? DEFAULT_TIMEOUT_S;
   const out: Record<'stdout' | 'stderr', string[]> = { stdout: [], stderr: [] };
-  const raw = await m.call(
-    'shell_run',
-    {
-      session_id: input.session_id,
-      command: input.command,
-      timeout_ms: timeoutS * 1000,
-      max_output_bytes: AGENT_OUTPUT_BYTES,
+  const raw = await m.call('shell_run', params, {
+    confirm: input.confirm ?? false,
+    approved,
+    timeoutMs: timeoutS * 1000 + SESSION_START_MS,
+    onChunk: (stream, data) => {
+      if (stream === 'stdout' || stream === 'stderr') out[stream].push(data);
     },
-    {
-      confirm: input.confirm ?? false,
-      approved,
-      timeoutMs: timeoutS * 1000 + SESSION_START_MS,
-      onChunk: (stream, data) => {
-        if (stream === 'stdout' || stream === 'stderr') out[stream].push(data);
-      },
-    },
-  );
+  });
   const result = ShellRunResult.parse(raw);
   const masker = await outputMaskerFor(ctx);
   const stdout = masker.prepare(out.stdout.join(''));

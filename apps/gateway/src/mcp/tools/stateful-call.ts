@@ -1,6 +1,7 @@
 import type { ClampedPolicy } from '@letkite/ceiling';
 import type { Policy } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
+import { approvalProofContext } from '../../approvals/gate';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
 import type { Machine } from '../../store/types';
 import type { ToolCallContext } from '../tool-handler';
@@ -43,6 +44,7 @@ export async function prepareStatefulCall(ctx: ToolCallContext, ref: string): Pr
           confirm: (options.confirm ?? false) || (options.approved ?? false),
           approved: options.approved ?? false,
           actor: ctx.principal.actor,
+          ...approvalProofContext(ctx),
         },
         {
           timeoutMs: options.timeoutMs ?? QUICK_OP_TIMEOUT_MS,

@@ -83,6 +83,7 @@ export const terminalOpenHandler = defineHandler(terminalOpen, async (input, ctx
           policy: m.policy,
           args: input,
           reason: needsHuman,
+          agent: { op: 'terminal_open', params, machines: [m.machine] },
         })
       ).approved
     : false;

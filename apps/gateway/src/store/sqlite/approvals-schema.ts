@@ -38,6 +38,15 @@ export const approvalRequests = sqliteTable(
     /** passkey | totp (approve) or session (deny). */
     decidedWith: text('decided_with'),
     usedAt: text('used_at'),
+    /**
+     * The binding an approver's passkey signs (canonical JSON, @letkite/protocol approval-proof.ts): the exact
+     * agent request on each machine. Null for calls that do not run on an agent (transfers).
+     */
+    proofBinding: text('proof_binding'),
+    /** 1 when a target machine verifies approvals itself: only a passkey can approve, never TOTP. */
+    passkeyOnly: integer('passkey_only').notNull().default(0),
+    /** The approving passkey assertion (JSON: credential_id, authenticator_data, client_data_json, signature). */
+    assertion: text('assertion'),
   },
   (t) => [
     index('approval_requests_binding').on(t.credentialId, t.tool, t.machineId, t.argsHash, t.policyHash),

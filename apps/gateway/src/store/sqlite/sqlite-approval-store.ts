@@ -41,11 +41,19 @@ function fromRow(r: Row): ApprovalRequest {
     decidedBy: r.decidedBy,
     decidedWith: r.decidedWith as ApprovalRequest['decidedWith'],
     usedAt: r.usedAt,
+    proofBinding: r.proofBinding,
+    passkeyOnly: r.passkeyOnly === 1,
+    assertion: r.assertion,
   };
 }
 
 function toRow(a: ApprovalRequest): Row {
-  return { ...a, reason: JSON.stringify(a.reason), askedUserIds: JSON.stringify(a.askedUserIds) };
+  return {
+    ...a,
+    reason: JSON.stringify(a.reason),
+    askedUserIds: JSON.stringify(a.askedUserIds),
+    passkeyOnly: a.passkeyOnly ? 1 : 0,
+  };
 }
 
 function audit(tx: Tx, e: AuditEventInput): void {
@@ -207,7 +215,13 @@ export class SqliteApprovalStore implements ApprovalStore {
 
   async decide(
     id: string,
-    decision: { status: 'approved' | 'denied'; by: string; with: 'passkey' | 'totp' | 'session'; at: string },
+    decision: {
+      status: 'approved' | 'denied';
+      by: string;
+      with: 'passkey' | 'totp' | 'session';
+      at: string;
+      assertion?: string | null;
+    },
     auditEvent: AuditEventInput,
   ): Promise<ApprovalRequest | null> {
     return this.db.transaction(
@@ -215,7 +229,13 @@ export class SqliteApprovalStore implements ApprovalStore {
         this.expireIn(tx, decision.at);
         const changed = tx
           .update(approvalRequests)
-          .set({ status: decision.status, decidedAt: decision.at, decidedBy: decision.by, decidedWith: decision.with })
+          .set({
+            status: decision.status,
+            decidedAt: decision.at,
+            decidedBy: decision.by,
+            decidedWith: decision.with,
+            assertion: decision.assertion ?? null,
+          })
           .where(
             and(
               eq(approvalRequests.id, id),
@@ -245,7 +265,16 @@ export class SqliteApprovalStore implements ApprovalStore {
     createdAt: string;
     expiresAt: string;
   }): Promise<void> {
-    this.db.insert(approvalChallenges).values(c).run();
+    // A bound challenge (the hash of an approval's binding) is the same each time the person asks: renew it.
+    this.db
+      .insert(approvalChallenges)
+      .values(c)
+      .onConflictDoUpdate({
+        target: approvalChallenges.challenge,
+        set: { createdAt: c.createdAt, expiresAt: c.expiresAt, usedAt: null },
+        setWhere: and(eq(approvalChallenges.approvalId, c.approvalId), eq(approvalChallenges.userId, c.userId)),
+      })
+      .run();
   }
 
   async takeChallenge(challenge: string, approvalId: string, userId: string, now: string): Promise<boolean> {
