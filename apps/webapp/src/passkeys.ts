@@ -21,3 +21,19 @@ export async function signInWithPasskey() {
   const response = await startAuthentication({ optionsJSON: options });
   return api('POST', '/api/auth/passkey', { challenge_id, response });
 }
+
+/** A passkey's public halves, as `GET /api/me/passkeys` lists them. */
+export interface PasskeyPublicKey {
+  id: string;
+  public_key: string;
+  rp_id: string;
+}
+
+/**
+ * The `approvers` entry that pins this passkey in a machine's ceiling.toml (packages/ceiling/README.md), so the
+ * machine accepts approvals signed by it. JSON string escapes are valid TOML basic-string escapes.
+ */
+export function approverTomlEntry(name: string, passkey: PasskeyPublicKey): string {
+  const text = (s: string) => JSON.stringify(s).replace(/\x7f/g, '\\u007f');
+  return `{ name = ${text(name)}, credential_id = ${text(passkey.id)}, public_key = ${text(passkey.public_key)}, rp_id = ${text(passkey.rp_id)} }`;
+}

@@ -1,12 +1,11 @@
 import { useState } from 'react';
 import { api } from '../api';
-import { registerPasskey } from '../passkeys';
+import { approverTomlEntry, type PasskeyPublicKey, registerPasskey } from '../passkeys';
 import { navigate } from '../router';
 import { useSession } from '../session';
 import { ErrorNote, Field, Page, Secret, useAction, useLoad, When } from '../ui';
 
-interface Passkey {
-  id: string;
+interface Passkey extends PasskeyPublicKey {
   name: string;
   created_at: string;
   last_used_at: string | null;
@@ -32,7 +31,7 @@ export default function SecurityPage() {
 
 function Passkeys() {
   const list = useLoad(() => api<{ passkeys: Passkey[] }>('GET', '/api/me/passkeys'));
-  const { refresh } = useSession();
+  const { refresh, session } = useSession();
   const [name, setName] = useState('');
   const action = useAction();
   return (
@@ -58,6 +57,19 @@ function Passkeys() {
             >
               Remove
             </button>
+            <details className="approver-pin">
+              <summary>Pin on a machine</summary>
+              <p className="hint">
+                A machine that pins this passkey in its <code>/etc/letkite/ceiling.toml</code> checks approvals itself:
+                it runs an approved call only when this passkey signed exactly that call, whatever the gateway says.
+                Paste this into the ceiling's <code>approvers = [ … ]</code> list:
+              </p>
+              <Secret
+                label="approvers entry"
+                value={approverTomlEntry(`${session.user?.name ?? 'me'} (${p.name})`, p)}
+                testId={`approver-toml-${p.id}`}
+              />
+            </details>
           </li>
         ))}
       </ul>

@@ -32,7 +32,8 @@ function Reason(props: { reason: ApprovalView['reason'] }) {
 
 /**
  * The approval page (phone first): exactly what will run where, who asked, why, and how long is left. Approving
- * takes a fresh passkey assertion bound to this approval, or an authenticator code; denying takes a tap.
+ * takes a fresh passkey assertion bound to this approval, or an authenticator code — passkey only where the
+ * machine checks approvals itself (the signature is over exactly what will run); denying takes a tap.
  */
 export default function ApprovalPage(props: { params: Record<string, string> }) {
   const id = props.params.id ?? '';
@@ -150,27 +151,33 @@ export default function ApprovalPage(props: { params: Record<string, string> }) 
           >
             Approve with passkey
           </button>
-          <form
-            className="totp-form"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void approveWithCode();
-            }}
-          >
-            <Field label="or an authenticator code">
-              <input
-                name="code"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                pattern="[0-9 ]{6,8}"
-                value={code}
-                onChange={(e) => setCode(e.target.value)}
-              />
-            </Field>
-            <button type="submit" disabled={action.busy || code.trim().length < 6}>
-              Approve with code
-            </button>
-          </form>
+          {a.passkey_only ? (
+            <p className="hint passkey-only" data-testid="passkey-only">
+              Passkey only. {a.passkey_only_reason}
+            </p>
+          ) : (
+            <form
+              className="totp-form"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void approveWithCode();
+              }}
+            >
+              <Field label="or an authenticator code">
+                <input
+                  name="code"
+                  inputMode="numeric"
+                  autoComplete="one-time-code"
+                  pattern="[0-9 ]{6,8}"
+                  value={code}
+                  onChange={(e) => setCode(e.target.value)}
+                />
+              </Field>
+              <button type="submit" disabled={action.busy || code.trim().length < 6}>
+                Approve with code
+              </button>
+            </form>
+          )}
           <button type="button" className="danger big" disabled={action.busy} onClick={() => void deny()}>
             Deny
           </button>

@@ -19,6 +19,9 @@ export interface ApprovalView {
   decided_by: string | null;
   decided_with: 'passkey' | 'totp' | 'session' | null;
   used_at: string | null;
+  /** The machine checks approvals itself: only a passkey can approve (no authenticator code). */
+  passkey_only: boolean;
+  passkey_only_reason: string | null;
   can_decide: boolean;
   why_not: string | null;
 }
