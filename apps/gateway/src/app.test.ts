@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { createApiToken } from './auth/create-api-token';
 import type { GatewayDeps } from './deps';
 import { loadGatewayIdentity } from './hub/gateway-identity';
 import { LocalHub } from './hub/local-hub';
+import { TotpSeedCipher } from './identity/totp-seed-cipher';
 import { createJoinToken } from './machines/create-join-token';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
@@ -40,7 +41,7 @@ describe('gateway HTTP routes', () => {
     ({ account, owner } = await store.bootstrap(clock.toISOString()));
     const deps: GatewayDeps = {
       store,
-      identity: new SqliteIdentityStore(store),
+      identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       mailer: createMailer({}),
       hub: new LocalHub(),
       approvals: openApprovals({

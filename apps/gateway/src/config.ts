@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseSecretKey } from './identity/totp-seed-cipher';
 
 /** Gateway configuration, read once from the environment by the composition root. */
 export const GatewayConfig = z.object({
@@ -28,6 +29,19 @@ export const GatewayConfig = z.object({
     .enum(['0', '1'])
     .optional()
     .transform((v) => v === '1'),
+  /**
+   * The key that seals TOTP seeds at rest (32 bytes, hex or base64). Without it the gateway keeps one in
+   * `<data>/secret.key` (0600), apart from the database. Never logged; a bad value is reported without it.
+   */
+  secretKey: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      const key = parseSecretKey(v);
+      if (!key) ctx.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex digits or base64' });
+      return key ?? undefined;
+    }),
   /** Browser origins (comma-separated) besides the gateway's own that may call /mcp, e.g. a web-based MCP client. */
   mcpAllowedOrigins: z
     .string()
@@ -56,6 +70,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     pushInsecureLoopback: env.LETKITE_PUSH_INSECURE_LOOPBACK,
     oauthLoopbackClientDocuments: env.LETKITE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS,
     mcpAllowedOrigins: env.LETKITE_MCP_ALLOWED_ORIGINS,
+    secretKey: env.LETKITE_SECRET_KEY,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -77,6 +92,7 @@ function envName(key: string): string {
     pushInsecureLoopback: 'PUSH_INSECURE_LOOPBACK',
     oauthLoopbackClientDocuments: 'OAUTH_LOOPBACK_CLIENT_DOCUMENTS',
     mcpAllowedOrigins: 'MCP_ALLOWED_ORIGINS',
+    secretKey: 'SECRET_KEY',
   };
   return names[key] ?? key.toUpperCase();
 }

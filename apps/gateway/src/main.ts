@@ -13,6 +13,7 @@ import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from '
 import { LocalHub } from './hub/local-hub';
 import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
+import { loadOrCreateSecretKeyFile } from './identity/totp-seed-cipher';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
@@ -49,7 +50,9 @@ export async function startGateway(
   const { account, owner } = await store.bootstrap(now().toISOString());
   const gatewayIdentity = loadGatewayIdentity(gatewayIdentityFile(config.dataDir));
   log(`gateway identity ${gatewayIdentity.fingerprint}`);
-  const identity = openIdentityStore(store);
+  // The TOTP seed key lives apart from the database: LETKITE_SECRET_KEY, else a 0600 file next to it.
+  const secretKey = config.secretKey ?? loadOrCreateSecretKeyFile(join(config.dataDir, 'secret.key'));
+  const identity = openIdentityStore(store, { secretKey });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { toLetKiteError } from '@letkite/protocol';
 import { Hono } from 'hono';
 import { Secret, TOTP } from 'otpauth';
@@ -9,6 +10,7 @@ import { SqliteIdentityStore } from '../../store/sqlite/sqlite-identity-store';
 import { SqliteStore } from '../../store/sqlite/sqlite-store';
 import type { IdentityDeps } from '../op-context';
 import { createOwnerSetupLink } from '../ops/create-setup-link';
+import { TotpSeedCipher } from '../totp-seed-cipher';
 import { identityApi } from './identity-api';
 
 const ORIGIN = 'http://localhost:8787';
@@ -30,7 +32,7 @@ describe('identity REST API', () => {
     ({ account, owner } = await store.bootstrap(clock.toISOString()));
     deps = {
       store,
-      identity: new SqliteIdentityStore(store),
+      identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       mailer: createMailer({}),
       hub: new LocalHub(),
       now: () => clock,

@@ -1,3 +1,4 @@
+import { LetKiteError } from '@letkite/protocol';
 import { and, asc, count, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type {
   Challenge,
@@ -16,6 +17,7 @@ import type {
   TotpState,
   WebSession,
 } from '../../identity/identity-store';
+import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
 import type { Account, ApiToken, AuditEventInput, Grant, Role, User } from '../types';
 import * as id from './identity-schema';
 import * as core from './schema';
@@ -71,9 +73,53 @@ function invitationFromRow(r: typeof id.invitations.$inferSelect): Invitation {
 export class SqliteIdentityStore implements IdentityStore {
   private readonly db: SqliteStore['db'];
 
-  constructor(store: SqliteStore) {
+  /**
+   * `seeds` seals TOTP secrets at rest; plaintext ones from before are sealed on open. Without it (a tool that
+   * opens the database only for tokens or machines) TOTP secrets can be neither read nor written.
+   */
+  constructor(
+    store: SqliteStore,
+    private readonly seeds: TotpSeedCipher | null = null,
+  ) {
     this.db = store.db;
     migrateSqliteDomain(store.db, 'sqlite-identity', '__drizzle_migrations_identity');
+    if (seeds && this.sealPlaintextSeeds(seeds) > 0) {
+      // Move the sealed pages into the database file now, so the old plaintext ones do not linger there.
+      store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    }
+  }
+
+  /** Seals every TOTP secret (and pending setup secret) still stored in plaintext, in one transaction. */
+  private sealPlaintextSeeds(seeds: TotpSeedCipher): number {
+    let sealed = 0;
+    this.db.transaction((tx) => {
+      for (const r of tx.select().from(id.totpSecrets).all()) {
+        if (TotpSeedCipher.isSealed(r.secret)) continue;
+        tx.update(id.totpSecrets)
+          .set({ secret: seeds.seal(r.secret, seedContext(r.userId)) })
+          .where(eq(id.totpSecrets.userId, r.userId))
+          .run();
+        sealed += 1;
+      }
+      for (const r of tx.select().from(id.authChallenges).all()) {
+        if (!isSeedChallenge(r.purpose) || TotpSeedCipher.isSealed(r.value)) continue;
+        tx.update(id.authChallenges)
+          .set({ value: seeds.seal(r.value, challengeContext(r.id)) })
+          .where(eq(id.authChallenges.id, r.id))
+          .run();
+        sealed += 1;
+      }
+    });
+    return sealed;
+  }
+
+  private requireSeeds(): TotpSeedCipher {
+    if (!this.seeds) throw new LetKiteError('internal', 'this process has no secret key for TOTP seeds');
+    return this.seeds;
+  }
+
+  private openChallenge<T extends { id: string; purpose: string; value: string }>(c: T): T {
+    return isSeedChallenge(c.purpose) ? { ...c, value: this.requireSeeds().open(c.value, challengeContext(c.id)) } : c;
   }
 
   async getAccount(accountId: string): Promise<Account | null> {
@@ -300,11 +346,12 @@ export class SqliteIdentityStore implements IdentityStore {
         set: { passwordHash: v.passwordHash, failedAttempts: 0, lockedUntil: null, updatedAt: at },
       })
       .run();
+    const secret = this.requireSeeds().seal(v.totpSecret, seedContext(userId));
     tx.insert(id.totpSecrets)
-      .values({ userId, secret: v.totpSecret, lastStep: v.totpStep, createdAt: at })
+      .values({ userId, secret, lastStep: v.totpStep, createdAt: at })
       .onConflictDoUpdate({
         target: id.totpSecrets.userId,
-        set: { secret: v.totpSecret, lastStep: v.totpStep, createdAt: at },
+        set: { secret, lastStep: v.totpStep, createdAt: at },
       })
       .run();
     this.writeRecoveryCodes(tx, userId, v.recoveryCodeHashes);
@@ -363,7 +410,18 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async getTotp(userId: string): Promise<TotpState | null> {
     const r = this.db.select().from(id.totpSecrets).where(eq(id.totpSecrets.userId, userId)).get();
-    return r ? { userId, secret: r.secret, lastStep: r.lastStep } : null;
+    if (!r) return null;
+    const seeds = this.requireSeeds();
+    // A row written by an older process without the key is plaintext: seal it now, answer the seed.
+    if (!TotpSeedCipher.isSealed(r.secret)) {
+      this.db
+        .update(id.totpSecrets)
+        .set({ secret: seeds.seal(r.secret, seedContext(userId)) })
+        .where(eq(id.totpSecrets.userId, userId))
+        .run();
+      return { userId, secret: r.secret, lastStep: r.lastStep };
+    }
+    return { userId, secret: seeds.open(r.secret, seedContext(userId)), lastStep: r.lastStep };
   }
 
   async consumeTotpStep(userId: string, step: number): Promise<boolean> {
@@ -446,8 +504,9 @@ export class SqliteIdentityStore implements IdentityStore {
     this.db.transaction((tx) => {
       // Expired rows are garbage: sweep them whenever a new one is written.
       tx.delete(id.authChallenges).where(lt(id.authChallenges.expiresAt, c.createdAt)).run();
+      const value = isSeedChallenge(c.purpose) ? this.requireSeeds().seal(c.value, challengeContext(c.id)) : c.value;
       tx.insert(id.authChallenges)
-        .values({ ...c, usedAt: null })
+        .values({ ...c, value, usedAt: null })
         .run();
     });
   }
@@ -466,7 +525,9 @@ export class SqliteIdentityStore implements IdentityStore {
         ),
       )
       .get();
-    return r ? { id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt } : null;
+    return r
+      ? this.openChallenge({ id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt })
+      : null;
   }
 
   async takeChallenge(challengeId: string, purpose: string, subject: string, now: string): Promise<Challenge | null> {
@@ -484,7 +545,9 @@ export class SqliteIdentityStore implements IdentityStore {
       )
       .returning()
       .get();
-    return r ? { id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt } : null;
+    return r
+      ? this.openChallenge({ id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt })
+      : null;
   }
 
   async createSetupLink(link: SetupLink & { tokenHash: string }, a: AuditEventInput) {
@@ -771,4 +834,18 @@ export class SqliteIdentityStore implements IdentityStore {
       return true;
     });
   }
+}
+
+/** Challenges that hold a TOTP secret waiting to be confirmed (sealed like the stored seeds). */
+function isSeedChallenge(purpose: string): boolean {
+  return purpose === 'totp-setup' || purpose === 'onboard-totp';
+}
+
+/** Associated data binding a sealed seed to its row. */
+function seedContext(userId: string): string {
+  return `totp_secrets:${userId}`;
+}
+
+function challengeContext(challengeId: string): string {
+  return `auth_challenges:${challengeId}`;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -73,6 +73,26 @@ function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
   };
 }
 
+/**
+ * The database holds token hashes, sealed TOTP seeds, the audit log: its directory is 0700 and the file 0600
+ * before SQLite opens it, so the -wal and -shm files SQLite creates next to it get 0600 too (SQLite copies the
+ * database's mode). An existing directory is tightened only when it is ours and not a shared sticky one (/tmp).
+ */
+function makePrivate(file: string): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const d = statSync(dir);
+  if (d.uid === process.getuid?.() && (d.mode & 0o1000) === 0 && (d.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      chmodSync(f, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+}
+
 /** The embedded store: one SQLite file (WAL), migrations applied on open. */
 export class SqliteStore implements Store {
   /** The raw handle and the drizzle handle, for the domain stores that share this database. */
@@ -80,13 +100,15 @@ export class SqliteStore implements Store {
   readonly db: Db;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') makePrivate(file);
     this.sqlite = new Database(file);
     this.sqlite.pragma('journal_mode = WAL');
     // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits, which is the right
     // trade for an audit append on every tool call (FULL costs an fsync each).
     this.sqlite.pragma('synchronous = NORMAL');
     this.sqlite.pragma('foreign_keys = ON');
+    // Freed content is overwritten: a replaced seed or a deleted token row leaves no readable copy in the file.
+    this.sqlite.pragma('secure_delete = ON');
     // Several processes (gateway, `letkite admin …`) share the file; wait for a lock instead of failing.
     this.sqlite.pragma('busy_timeout = 5000');
     this.db = drizzle(this.sqlite, { schema });
