@@ -195,6 +195,22 @@ describe('the agent obeys only the gateway it joined', () => {
     }
   });
 
+  test('a listener that never proves itself is dropped and the agent tries again', async () => {
+    const rogue = await RogueGateway.start({ impostor: true, stall: true });
+    const dir = tempDir('stalled-agent');
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify(rogue.agentState()), { mode: 0o600 });
+    const stalled = new CliProcess(['agent', 'run', '--state-dir', dir, '--ceiling', join(dir, 'none.toml')]);
+    try {
+      await waitFor('a second attempt after the stalled one', () => rogue.auths.length >= 2, 40_000);
+      await stalled.waitForOutput(/did not prove its identity in time/);
+      expect(rogue.reports).toEqual([]);
+    } finally {
+      await stalled.stop();
+      await rogue.close();
+      removeDir(dir);
+    }
+  });
+
   test('the real gateway restarted on the same port is trusted again and calls work', async () => {
     await gw.restart();
     client = await mcpClient(gw.url, token);

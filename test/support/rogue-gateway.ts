@@ -35,6 +35,8 @@ export interface RogueOptions {
   challengeNonce?: string;
   /** Answer every auth with exactly this welcome frame (a recorded one) instead of signing a fresh proof. */
   welcome?: unknown;
+  /** Never answer an auth: hold the socket open after the challenge (the agent must give up and retry). */
+  stall?: boolean;
   /** Only for `agentState()` of an impostor: the key the agent pins (defaults to a fresh one nobody holds). */
   pinnedKey?: string;
 }
@@ -49,7 +51,8 @@ export interface RogueOptions {
  *   welcome carries a proof by the rogue's own key. The agent must close the socket and obey nothing.
  * - `{ requestBeforeHandshake: {op, params, context} }` sends that request right after the challenge;
  *   `{ requestAfterWelcome }` sends one right behind the welcome, before the agent could have judged it.
- * - `{ port, challengeNonce, welcome }` replay a recorded handshake on a real gateway's port.
+ * - `{ port, challengeNonce, welcome }` replay a recorded handshake on a real gateway's port; `{ stall }` never
+ *   answers an auth.
  *
  * API: `.url`; `.agentState(machineId?)` (a state file's contents pointing here); `.welcomed()` (an agent's auth
  * arrived and was answered); `.connected()` (the agent accepted the welcome: its ceiling report arrived);
@@ -184,6 +187,7 @@ export class RogueGateway {
       switch (frame.type) {
         case 'auth': {
           this.auths.push(frame);
+          if (this.options.stall) return;
           // A rogue gateway does not care who the agent is; it only proves (or fakes) its own identity.
           const welcome = this.options.welcome ?? {
             type: 'welcome',

@@ -18,6 +18,9 @@ import { agentSocketUrl, checkGatewayUrl } from './gateway-url';
 import { RequestStream } from './request-stream';
 import type { AgentState } from './state';
 
+/** How long the gateway has, from the socket opening, to send a welcome that proves its identity. */
+const HANDSHAKE_TIMEOUT_MS = 15_000;
+
 /** If the gateway stops reading, we close rather than queue without bound. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -193,9 +196,18 @@ export class GatewayConnection {
       ws.close(1008, 'protocol_error');
     };
 
-    ws.on('ping', () => this.armWatchdog(ws, heartbeatMs));
+    // Whoever holds the socket open without proving itself would keep us from the real gateway: give up and retry.
+    const handshakeTimer = setTimeout(() => {
+      if (welcomed) return;
+      this.handlers.log(`the gateway at ${this.state.gateway_url} did not prove its identity in time; reconnecting`);
+      ws.terminate();
+    }, HANDSHAKE_TIMEOUT_MS);
+    ws.on('ping', () => {
+      if (welcomed) this.armWatchdog(ws, heartbeatMs);
+    });
     ws.on('error', (err) => this.handlers.log(`socket error: ${err.message}`));
     ws.on('close', (code, reason) => {
+      clearTimeout(handshakeTimer);
       clearTimeout(this.watchdog);
       if (this.live === ws) this.live = null;
       for (const c of this.inflight.values()) c.controller.abort();
@@ -278,6 +290,7 @@ export class GatewayConnection {
             return;
           }
           welcomed = true;
+          clearTimeout(handshakeTimer);
           heartbeatMs = frame.heartbeat_ms;
           this.attempt = 0;
           this.live = ws;
