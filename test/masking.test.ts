@@ -1,10 +1,11 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fakeTokens } from '../apps/gateway/src/output/fake-secrets.fixture';
+import { TestAccount } from './support/approvals';
 import { callTool, FULL_SHELL_CEILING, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { removeDir, runCliCommand, tempDir, waitFor } from './support/processes';
 
@@ -21,6 +22,40 @@ const STRIPE = tokens['stripe-live-key'] as string;
 const DB_PASSWORD = 'S3cr3tPassw0rdX9';
 const ACCOUNT_SECRET = 'ACME-SECRET-482913';
 const ACCOUNT_PATTERN = 'ACME-SECRET-[0-9]{6}';
+
+/** A web session of the owner (`userId`) or of a new member (null), without going through the sign-in pages. */
+async function signedIn(account: TestAccount, userId: string | null): Promise<{ cookie: string; csrf: string }> {
+  const now = new Date().toISOString();
+  let id = userId;
+  if (id === null) {
+    id = `usr_${randomBytes(9).toString('hex')}`;
+    account.store.sqlite
+      .prepare('INSERT INTO users (id, name, email, created_at) VALUES (?, ?, ?, ?)')
+      .run(id, 'Max', 'max@letkite.test', now);
+    account.store.sqlite
+      .prepare('INSERT INTO memberships (account_id, user_id, role, created_at) VALUES (?, ?, ?, ?)')
+      .run(account.accountId, id, 'member', now);
+  }
+  const token = randomBytes(32).toString('base64url');
+  const csrf = randomBytes(24).toString('base64url');
+  await account.identity.createSession(
+    {
+      id: `ses_${randomBytes(9).toString('hex')}`,
+      userId: id,
+      accountId: account.accountId,
+      csrfToken: csrf,
+      method: 'passkey',
+      userAgent: 'test',
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      revokedAt: null,
+      tokenHash: createHash('sha256').update(token).digest('hex'),
+    },
+    { accountId: account.accountId, at: now, actor: 'test', action: 'session.create' },
+  );
+  return { cookie: `letkite_session=${token}`, csrf };
+}
 
 /** Whether `text` shows any 8 consecutive characters of `secret` (a half or a third of a token is a leak). */
 function leaks(text: string, secret: string, run = 8): string | null {
@@ -322,6 +357,37 @@ describe('masking through a real gateway and agent', () => {
       }
     } finally {
       await callTool(client, 'terminal_close', { machine: 'mask', terminal_id: term });
+    }
+  });
+
+  test('admins set the patterns over REST; members cannot; a bad pattern is refused without being quoted', async () => {
+    const account = await TestAccount.open(gw);
+    try {
+      const owner = await signedIn(account, account.ownerId);
+      const member = await signedIn(account, null);
+      const call = (who: { cookie: string; csrf: string }, method: string, body?: unknown) =>
+        fetch(`${gw.url}/api/redaction-patterns`, {
+          method,
+          headers: { cookie: who.cookie, 'x-csrf-token': who.csrf, origin: gw.url, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      expect((await call(member, 'PUT', { patterns: ['ZEBRA-[0-9]{4}'] })).status).toBe(403);
+      expect((await call(member, 'GET')).status).toBe(403);
+      const bad = await call(owner, 'PUT', { patterns: ['ok-[0-9]+', '(SECRETWORD+)+'] });
+      expect(bad.status).toBe(400);
+      const badText = await bad.text();
+      expect(badText).toContain('invalid_params');
+      expect(badText).not.toContain('SECRETWORD');
+      const saved = await call(owner, 'PUT', { patterns: ['ZEBRA-[0-9]{4}', ACCOUNT_PATTERN] });
+      expect(saved.status).toBe(200);
+      expect(await (await call(owner, 'GET')).json()).toEqual({ patterns: ['ZEBRA-[0-9]{4}', ACCOUNT_PATTERN] });
+      expect((await exec('echo ZEBRA-1234 and ZEBRA-12')).stdout).toBe('*** and ZEBRA-12\n');
+      const audit = account.store.sqlite
+        .prepare("SELECT details FROM audit_events WHERE action = 'redaction.set' ORDER BY id DESC LIMIT 1")
+        .get() as { details: string };
+      expect(JSON.parse(audit.details)).toEqual({ count: 2 });
+    } finally {
+      await account.close();
     }
   });
 

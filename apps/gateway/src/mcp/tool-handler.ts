@@ -84,10 +84,12 @@ export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCall
       return { content: [{ type: 'text', text: JSON.stringify(answer, null, 2) }], structuredContent: answer };
     }
     const e = toLetKiteError(err);
-    if (!(err instanceof LetKiteError)) ctx.deps.log(`tool ${descriptor.name} failed: ${String(err)}`);
-    outcome = e.code;
-    // An error can quote what a machine said (a helper's stderr, a path): masked like any other output.
+    // An error can quote what a machine said (a helper's stderr, a path): masked like any other output, and in
+    // the gateway's log too (secrets never in logs).
     const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
+    if (!(err instanceof LetKiteError))
+      ctx.deps.log(`tool ${descriptor.name} failed: ${masker.mask(String(err)).text}`);
+    outcome = e.code;
     const payload = masker.maskValue(e.toPayload());
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }] };
   } finally {
