@@ -93,9 +93,10 @@ describe('the Linux sandbox holds against an AI trying to get out (issue #10)', 
       const page = await callTool<JobPage>(client, 'job_output', {
         machine: 'escape',
         job_id: started.data.job_id,
-        size: 65536,
+        size: 60000,
       });
-      text = page.data.data ?? '';
+      if (!page.ok) throw new Error(JSON.stringify(page.error));
+      text = page.data.data;
       return page.data.eof;
     });
     return { ok: true, text };
@@ -304,6 +305,67 @@ describe('the Linux sandbox holds against an AI trying to get out (issue #10)', 
       expect(JSON.stringify(r)).not.toContain(agentMarker);
       // Only the sandbox's own few processes are visible.
       expect(Number(r.data.stdout.trim().split('\n').pop())).toBeLessThan(10);
+    });
+  });
+
+  describe('11: a run_as account without a home (nobody: /nonexistent)', () => {
+    let nohome: TestAgent;
+    beforeAll(async () => {
+      nohome = await gw.addAgent('nohome', {
+        ceiling: [
+          'version = 1',
+          'shell = "sandboxed"',
+          'run_as = "nobody"',
+          'terminals = true',
+          'files = [{ path = "*", access = "ro" }]',
+          '',
+        ].join('\n'),
+      });
+    });
+    afterAll(async () => {
+      await nohome?.dispose();
+    });
+
+    test('exec, job_start, shell_run and terminal_open run (in /), with no misleading "command not found"', async () => {
+      const e = await callTool<ExecOut>(client, 'exec', { machine: 'nohome', command: 'id -u; pwd' });
+      expect(e.data, JSON.stringify(e)).toMatchObject({ exit_code: 0, stdout: '65534\n/\n' });
+
+      const started = await callTool<JobInfo>(client, 'job_start', { machine: 'nohome', command: 'echo job-ran; pwd' });
+      expect(started.ok, JSON.stringify(started)).toBe(true);
+      let text = '';
+      await waitFor('the job to finish', async () => {
+        const page = await callTool<JobPage>(client, 'job_output', {
+          machine: 'nohome',
+          job_id: started.data.job_id,
+          size: 60000,
+        });
+        text = page.data.data ?? '';
+        return page.data.eof;
+      });
+      expect(text).toBe('job-ran\n/\n');
+
+      const sh = await callTool<ExecOut>(client, 'shell_run', { machine: 'nohome', command: 'echo shell-ran' });
+      expect(sh.data, JSON.stringify(sh)).toMatchObject({ exit_code: 0, stdout: 'shell-ran\n' });
+
+      const t = await callTool<{ terminal_id: string; exited: boolean; text?: string }>(client, 'terminal_open', {
+        machine: 'nohome',
+      });
+      expect(t.ok, JSON.stringify(t)).toBe(true);
+      expect(JSON.stringify(t)).not.toMatch(/command not found/);
+      await callTool(client, 'terminal_send', {
+        machine: 'nohome',
+        terminal_id: t.data.terminal_id,
+        text: 'echo TERM-$((6*7))',
+        submit: true,
+      });
+      const waited = await callTool<{ matched: boolean }>(client, 'terminal_wait', {
+        machine: 'nohome',
+        terminal_id: t.data.terminal_id,
+        pattern: 'TERM-42',
+        timeout_s: 10,
+      });
+      expect(waited.data.matched).toBe(true);
+      await callTool(client, 'terminal_close', { machine: 'nohome', terminal_id: t.data.terminal_id });
     });
   });
 

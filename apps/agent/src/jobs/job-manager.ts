@@ -14,7 +14,7 @@ import {
 } from '@letkite/protocol';
 import { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
-import { KILL_GRACE_MS } from '../executors/exec';
+import { KILL_GRACE_MS, spawnFailure } from '../executors/exec';
 import { resolveTrustedProgram } from '../executors/exec-command';
 import { type PreparedLaunch, prepareLaunch } from '../executors/prepare-launch';
 import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
@@ -265,9 +265,8 @@ export class JobManager {
       let linger: NodeJS.Timeout | undefined;
       child.on('error', (err: NodeJS.ErrnoException) => {
         job.log.append(
-          Buffer.from(
-            `letkite: ${plan.file}: ${err.code === 'ENOENT' ? 'command not found' : (err.code ?? 'spawn failed')}\n`,
-          ),
+          // A missing working directory is named as such, not as a missing program (issue #10 item 11).
+          Buffer.from(spawnFailure(plan.file, cwd, err.code)),
         );
         this.finish(job, 'exited', 127, null, null);
         resolve();
