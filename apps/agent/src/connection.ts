@@ -184,15 +184,12 @@ export class GatewayConnection {
     let welcomed = false;
     /** Set once we answered the challenge: what the gateway's proof must cover. */
     let transcript: HandshakeTranscript | null = null;
-    // Anything but the handshake before the gateway proved itself: obey nothing, close, and say so.
+    // Anything but the handshake before the gateway proved itself (or a handshake frame out of turn): obey
+    // nothing, close, and say so.
     const refuseUnproven = (what: string) => {
-      this.handlers.log(
-        `refused ${what} from ${this.state.gateway_url} before the gateway proved its identity; closing (protocol_error)`,
-      );
-      this.sendOn(ws, {
-        type: 'error',
-        error: { code: 'protocol_error', message: `${what} before the gateway proved its identity` },
-      });
+      const why = welcomed ? 'out of turn' : 'before the gateway proved its identity';
+      this.handlers.log(`refused ${what} from ${this.state.gateway_url} ${why}; closing (protocol_error)`);
+      this.sendOn(ws, { type: 'error', error: { code: 'protocol_error', message: `${what} ${why}` } });
       ws.close(1008, 'protocol_error');
     };
 
