@@ -100,6 +100,30 @@ describe('the agent obeys only the gateway it joined', () => {
     expect(statSync(join(gw.dataDir, 'gateway-identity.pem')).mode & 0o777).toBe(0o600);
   });
 
+  test('an agent speaking protocol 1 (no nonce, no proof check) is told which protocol the gateway speaks', async () => {
+    const got = await new Promise<{ code: number; error: string }>((resolve, reject) => {
+      const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/agent/v1`);
+      let error = '';
+      ws.on('message', (data) => {
+        const f = JSON.parse(data.toString()) as { type: string; error?: { message: string } };
+        if (f.type === 'challenge') {
+          ws.send(
+            JSON.stringify({
+              type: 'auth',
+              machine_id: 'mch_old',
+              signature: Buffer.alloc(64).toString('base64'),
+              info: { hostname: 'old', os: 'linux', arch: 'x64', version: '0.0.1', protocol: 1 },
+            }),
+          );
+        } else if (f.type === 'error') error = f.error?.message ?? '';
+      });
+      ws.on('close', (code) => resolve({ code, error }));
+      ws.on('error', reject);
+    });
+    expect(got.code).toBe(4400);
+    expect(got.error).toMatch(new RegExp(`protocol 1 is not supported \\(gateway speaks ${PROTOCOL_VERSION}\\)`));
+  });
+
   test('an impostor bound on the gateway port while the gateway is down gets nothing run', async () => {
     // Recorded while the real gateway is up: used by the replay test below.
     recorded = await recordHandshake(gw.url, agent.stateDir);
