@@ -11,7 +11,7 @@ export {
   OutputLimits,
 } from './cap';
 export { type MaskedText, type MaskOptions, maskSecrets } from './mask';
-export { maskWindow } from './mask-window';
+export { maskCutStart, maskWindow } from './mask-window';
 export { createOutputMasker, type OutputMasker } from './output-masker';
 export {
   PREPARE_MARGIN_CHARS,

@@ -26,3 +26,14 @@ export function maskWindow(text: string, from: number, to: number, options: Mask
   const again = maskSecrets(parts.join(''), options);
   return { text: again.text, masked_count: count + again.masked_count };
 }
+
+/**
+ * For text whose start was cut off at an unknown point (an agent kept only the newest output, a job log dropped its
+ * oldest bytes, and no margin before it exists): the first word, which may be the tail of a secret too short to
+ * recognise, becomes `***`. Returns the text unchanged when it starts with whitespace.
+ */
+export function maskCutStart(text: string): MaskedText {
+  const word = /^[^\s]{1,4096}/.exec(text);
+  if (word === null || /^\*+$/.test(word[0])) return { text, masked_count: 0 };
+  return { text: `${MASK}${text.slice(word[0].length)}`, masked_count: 1 };
+}

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { fakePrivateKey, fakeTokens, filler, fold } from './fake-secrets.fixture';
 import { maskSecrets } from './mask';
-import { maskWindow } from './mask-window';
+import { maskCutStart, maskWindow } from './mask-window';
 import { createOutputMasker } from './output-masker';
 import { compileRedactionPatterns } from './redaction-patterns';
 import { createStreamMasker } from './stream-masker';
@@ -222,6 +222,15 @@ describe('maskWindow', () => {
     const at = text.indexOf(GH);
     expect(maskWindow(text, at + 5, at + 20)).toEqual({ text: '***', masked_count: 1 });
     expect(maskWindow(text, 0, 20)).toEqual({ text: text.slice(0, 20), masked_count: 0 });
+  });
+});
+
+describe('maskCutStart', () => {
+  test('the first word of text cut at an unknown point is masked: it may be the tail of a secret', () => {
+    expect(maskCutStart(`${GH.slice(12)} rest\nnext`)).toEqual({ text: '*** rest\nnext', masked_count: 1 });
+    expect(maskCutStart('ssword=hunter2 rest')).toEqual({ text: '*** rest', masked_count: 1 });
+    expect(maskCutStart(' starts with a space')).toEqual({ text: ' starts with a space', masked_count: 0 });
+    expect(maskCutStart('*** already')).toEqual({ text: '*** already', masked_count: 0 });
   });
 });
 

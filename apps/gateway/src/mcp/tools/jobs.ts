@@ -1,7 +1,7 @@
 import { commandRefusal, judgeCommand } from '@letkite/ceiling';
 import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop, LetKiteError } from '@letkite/protocol';
 import { approveIfNeeded } from '../../approvals/gate';
-import type { OutputMasker } from '../../output';
+import { maskCutStart, type OutputMasker } from '../../output';
 import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler, outputMaskerFor } from '../tool-handler';
@@ -100,7 +100,11 @@ export const jobOutputHandler = defineHandler(jobOutput, async (input, ctx) => {
   }
   const masker = await outputMaskerFor(ctx);
   const masked = masker.window(`${before}${page.data}${after}`, before.length, before.length + page.data.length);
-  return { ...page, data: masked.text, masked_count: masked.masked_count };
+  // A page that starts where the log dropped its oldest bytes has nothing before it: its first word may be the
+  // tail of a secret.
+  const dropped = page.offset > 0 && before === '' && page.data !== '';
+  const cut = dropped ? maskCutStart(masked.text) : { text: masked.text, masked_count: 0 };
+  return { ...page, data: cut.text, masked_count: masked.masked_count + cut.masked_count };
 });
 
 export const jobStopHandler = defineHandler(jobStop, async (input, ctx) => {
