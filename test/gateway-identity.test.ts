@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer } from 'node:tls';
+import { gatewayKeyFingerprint } from '@letkite/agent';
 import { agentAuthText, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -96,6 +97,9 @@ describe('the agent obeys only the gateway it joined', () => {
     const file = join(agent.stateDir, 'agent.json');
     const state = JSON.parse(readFileSync(file, 'utf8')) as { gateway_public_key?: string };
     expect(state.gateway_public_key).toMatch(/^[A-Za-z0-9+/=]{40,}$/);
+    // The fingerprint `agent join` prints is the one the gateway logs at start-up.
+    const logged = (gw.process?.stdout ?? '') + (gw.process?.stderr ?? '');
+    expect(logged).toContain(`gateway identity ${gatewayKeyFingerprint(state.gateway_public_key ?? '')}`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(gw.dataDir, 'gateway-identity.pem')).mode & 0o777).toBe(0o600);
   });

@@ -22,6 +22,11 @@ export function gatewayProofValid(pinnedKey: string, t: HandshakeTranscript, pro
   }
 }
 
+/** `SHA256:<base64>` of a gateway key (SPKI DER, base64): the form the gateway logs at start-up, to compare. */
+export function gatewayKeyFingerprint(publicKey: string): string {
+  return `SHA256:${createHash('sha256').update(Buffer.from(publicKey, 'base64')).digest('base64').replace(/=+$/, '')}`;
+}
+
 /** SHA-256 of a TLS certificate's SubjectPublicKeyInfo, base64 (the HPKP `pin-sha256` form). */
 export function certificatePin(cert: PeerCertificate): string {
   const spki = new X509Certificate(cert.raw).publicKey.export({ format: 'der', type: 'spki' });

@@ -5,9 +5,11 @@
 export { Agent, type AgentOptions, ceilingReport } from './agent';
 export { AGENT_VERSION, agentInfo } from './agent-info';
 export { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
+export { runAsCouldChangeCeiling } from './ceiling/ceiling-trust';
 export { writeDefaultCeiling } from './ceiling/write-default-ceiling';
 export { backoffDelay, GatewayConnection } from './connection';
 export { runExec } from './executors/exec';
+export { gatewayKeyFingerprint } from './gateway-trust';
 export { checkGatewayUrl } from './gateway-url';
 export { joinGateway } from './join';
 export { type AgentState, loadState, saveState } from './state';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { Agent, joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
+import { Agent, gatewayKeyFingerprint, joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
 import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
 import { type CliIo, EXIT_FAILED, EXIT_OK, UsageError } from '../io';
 import { agentStateDir } from '../paths';
@@ -52,6 +52,11 @@ async function join(args: string[], io: CliIo): Promise<number> {
     insecure: values.insecure ?? false,
   });
   io.stdout.write(`Joined ${state.gateway_url} as "${state.name}" (${state.machine_id}). State in ${stateDir}.\n`);
+  // The pin is what the agent will demand on every connect; the gateway logs the same fingerprint at start-up.
+  io.stdout.write(
+    `Pinned the gateway identity ${gatewayKeyFingerprint(state.gateway_public_key ?? '')}` +
+      `${state.gateway_tls_pin ? ` and its TLS certificate key sha256/${state.gateway_tls_pin}` : ''}.\n`,
+  );
   const ceiling = ceilingPath(values.ceiling, io.env);
   try {
     if (writeDefaultCeiling(ceiling)) {
