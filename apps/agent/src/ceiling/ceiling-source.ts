@@ -9,7 +9,7 @@ import {
 } from '@letkite/ceiling';
 import { isLetKiteError } from '@letkite/protocol';
 import { expandProtected, identitiesOf } from '../guard/protected-paths';
-import { type AccountIds, ceilingWritableBy, lookupAccountIds } from './ceiling-trust';
+import { type AccountIds, lookupAccountIds, runAsCouldChangeCeiling } from './ceiling-trust';
 
 /**
  * The ceiling in force and where it came from. `error` means fail closed: every request is refused.
@@ -189,12 +189,7 @@ export class CeilingSource {
    * the file tools, are what keeps commands away from it.
    */
   private writableByRunAs(runAs: string): string | null {
-    const self = process.getuid?.() ?? 0;
-    const account = this.lookupAccount(runAs);
-    // An unknown account is refused per request by resolveRunAs, with its own reason.
-    if (!account || account.uid === self || account.uid === 0) return null;
-    const problem = ceilingWritableBy(this.path, account);
-    return problem ? `${problem}: the run_as account "${runAs}" could change its own ceiling` : null;
+    return runAsCouldChangeCeiling(this.path, runAs, process.getuid?.() ?? 0, this.lookupAccount);
   }
 }
 

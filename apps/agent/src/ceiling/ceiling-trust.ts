@@ -59,3 +59,21 @@ export function ceilingWritableBy(path: string, account: AccountIds): string | n
     current = parent;
   }
 }
+
+/**
+ * Why the ceiling at `path` cannot be trusted because its run-as account could change it, or null. Only asked
+ * when run_as is another account than `selfUid` and not root: root changes anything anyway, and an agent's own
+ * account owns its ceiling by construction (the `npm start` case, where the protected paths are the defence).
+ */
+export function runAsCouldChangeCeiling(
+  path: string,
+  runAs: string,
+  selfUid: number,
+  lookup: (name: string) => AccountIds | null = lookupAccountIds,
+): string | null {
+  const account = lookup(runAs);
+  // An unknown account is refused per request by resolveRunAs, with its own reason.
+  if (!account || account.uid === selfUid || account.uid === 0) return null;
+  const problem = ceilingWritableBy(path, account);
+  return problem ? `${problem}: the run_as account "${runAs}" could change its own ceiling` : null;
+}

@@ -37,6 +37,17 @@ async function ceilingFile(text: string, mode = 0o644): Promise<string> {
 }
 
 describe('letkite ceiling check', () => {
+  test.runIf(process.getuid?.() === 0)(
+    'a ceiling in a directory its run-as account owns is reported: that account could replace it',
+    async () => {
+      const path = await ceilingFile('version = 1\nrun_as = "nobody"\n');
+      await chown(dir, 65534, 65534);
+      const { code, stderr } = await check(['--ceiling', path]);
+      expect(code).not.toBe(0);
+      expect(stderr).toMatch(/owned by uid 65534: the run_as account "nobody" could change its own ceiling/);
+    },
+  );
+
   test('a valid file prints the effective ceiling as TOML, with source: file', async () => {
     const path = await ceilingFile('version = 1\nshell = "off"\nrun_as = "svc"\n');
     const { code, stdout, stderr } = await check(['--ceiling', path]);

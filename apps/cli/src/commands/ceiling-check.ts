@@ -1,6 +1,7 @@
 import type { Stats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { runAsCouldChangeCeiling } from '@letkite/agent';
 import {
   type Ceiling,
   checkCeilingFileMode,
@@ -71,6 +72,10 @@ export async function ceilingCheck(
     } else {
       problems.push(`cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     }
+  }
+  if (ceiling) {
+    const writable = runAsCouldChangeCeiling(path, ceiling.run_as, uid ?? 0);
+    if (writable) problems.push(writable);
   }
   if (problems.length > 0 || !ceiling) return fail(io, path, problems);
   io.stdout.write(`# source: file (${path})\n${renderCeilingToml(ceiling)}${approvalSummary(ceiling)}`);
