@@ -5,6 +5,7 @@ import { simpleParser } from 'mailparser';
 import { Secret, TOTP } from 'otpauth';
 import { SMTPServer } from 'smtp-server';
 import { createApiToken } from '../../apps/gateway/src/auth/create-api-token';
+import { loadOrCreateSecretKeyFile, TotpSeedCipher } from '../../apps/gateway/src/identity/totp-seed-cipher';
 import { SqliteIdentityStore } from '../../apps/gateway/src/store/sqlite/sqlite-identity-store';
 import { SqliteStore } from '../../apps/gateway/src/store/sqlite/sqlite-store';
 import type { Grant } from '../../apps/gateway/src/store/types';
@@ -96,7 +97,9 @@ export class TestAccount {
   static async open(gw: TestGateway): Promise<TestAccount> {
     const store = new SqliteStore(join(gw.dataDir, 'letkite.db'));
     const { account, owner } = await store.bootstrap(new Date().toISOString());
-    return new TestAccount(gw, store, new SqliteIdentityStore(store), account.id, owner.id);
+    // The gateway seals TOTP seeds with the key it keeps next to the database (it made it on start).
+    const seeds = new TotpSeedCipher(loadOrCreateSecretKeyFile(join(gw.dataDir, 'secret.key')));
+    return new TestAccount(gw, store, new SqliteIdentityStore(store, seeds), account.id, owner.id);
   }
 
   /** Adds a member (or, for `owner`, fills in the bootstrap owner) with a signed-in session and a TOTP secret. */
