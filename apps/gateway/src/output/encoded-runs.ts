@@ -169,7 +169,7 @@ function parseDumpLine(text: string, start: number, end: number): DumpLine | nul
   return groups.length >= 2 ? { groups, width } : null;
 }
 
-const dumpTrigger = /[0-9A-Fa-f]{2,8}[ \t]{1,2}[0-9A-Fa-f]{2,8}[ \t]{1,2}[0-9A-Fa-f]{2}/;
+const dumpTrigger = /[0-9A-Fa-f]{2}[ \t]{1,2}[0-9A-Fa-f]{2}/;
 
 /** Lines of hex dumps, each block of consecutive dump lines read as one byte stream (and as little-endian words). */
 function dumpViews(text: string): DerivedView[] {
@@ -264,6 +264,21 @@ function scanRuns(
   finish();
 }
 
+/**
+ * A text byte (0x20–0x7e, tab, line breaks) is written with a first digit 0, 2–7: a run whose pieces all lack
+ * MIN_TEXT_STRETCH / 2 such pairs in a row cannot decode to MIN_TEXT_STRETCH text bytes (`AAAA…`, most digests);
+ * a stretch cut by a line wrap has at least half of it on one side.
+ */
+function hexMayHoldText(text: string, from: number, to: number): boolean {
+  let inRow = 0;
+  for (let p = from; p + 1 < to; p += 2) {
+    const c = text.charCodeAt(p);
+    inRow = c === 48 || (c >= 50 && c <= 55) ? inRow + 1 : 0;
+    if (inRow >= MIN_TEXT_STRETCH / 2) return true;
+  }
+  return false;
+}
+
 const hexTable = new Uint8Array(128);
 for (const c of '0123456789ABCDEFabcdef') hexTable[c.charCodeAt(0)] = 1;
 
@@ -278,6 +293,7 @@ export function hexViews(text: string): DerivedView[] {
     16,
     (length) => length >= 16 && length % 2 === 0,
     (pieces) => {
+      if (!pieces.some(([from, to]) => hexMayHoldText(text, from, to))) return;
       for (const [from, to] of pieces) pushHexBytes(run, text, from, to - ((to - from) % 2), null, 1);
       run.end();
     },
@@ -332,7 +348,7 @@ export function base64View(text: string): DerivedView | null {
       while (segmentStart < joined.length) {
         let segmentEnd = joined.indexOf('=', segmentStart);
         if (segmentEnd < 0) segmentEnd = joined.length;
-        if (segmentEnd - segmentStart >= 12) {
+        if (segmentEnd - segmentStart >= 12 && mayHoldText(joined, segmentStart, segmentEnd)) {
           const bytes = Buffer.from(joined.slice(segmentStart, segmentEnd), 'base64');
           pushTextStretches(b, bytes, (k) => {
             const first = segmentStart + Math.floor(k / 3) * 4;
@@ -344,6 +360,21 @@ export function base64View(text: string): DerivedView | null {
     },
   );
   return b.build();
+}
+
+// The first character of each 4-character group holds the top 6 bits of a byte: for text (0x20–0x7e, tab and line
+// breaks) it is one of C, D, I–Z, a–f. Runs without three such groups in a row cannot decode to 8 text bytes.
+const textQuadStart = new Uint8Array(128);
+for (const c of 'CDIJKLMNOPQRSTUVWXYZabcdef') textQuadStart[c.charCodeAt(0)] = 1;
+
+function mayHoldText(joined: string, from: number, to: number): boolean {
+  let inRow = 0;
+  for (let p = from; p < to; p += 4) {
+    const c = joined.charCodeAt(p);
+    inRow = c < 128 && textQuadStart[c] === 1 ? inRow + 1 : 0;
+    if (inRow >= 3) return true;
+  }
+  return false;
 }
 
 /** Pushes each stretch of at least MIN_TEXT_STRETCH text bytes, mapped by `origin`, followed by a separator. */
