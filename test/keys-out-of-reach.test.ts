@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { CliProcess, freePort, runCliCommand, waitFor } from './support/processes';
+import { CliProcess, freePort, repoRoot, runCliCommand, waitFor } from './support/processes';
 
 // Issue #10 item 2 and #11a/b: what `npm start` keeps (the owner token, the local agent's key and state, the
 // database, the agent's own ceiling) must be out of reach of every tool an AI can call, whatever the ceiling says.
@@ -113,6 +113,19 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
         expect(everything(r)).not.toContain('PRIVATE KEY');
       }
     }
+  });
+
+  test('the LetKite installation that runs the agent cannot be read or changed', async () => {
+    const code = join(repoRoot, 'apps/agent/src/executors/launcher.mjs');
+    const before = readFileSync(code, 'utf8');
+    const r = await callTool(readOnly, 'read_file', { machine, path: join(repoRoot, 'package.json') });
+    expect(r.error?.code).toBe('blocked_by_ceiling');
+    const w = await callTool(owner, 'write_file', { machine, path: code, content: 'process.exit(0)\n' });
+    expect(w.error?.code).toBe('blocked_by_ceiling');
+    const planted = join(repoRoot, 'apps/agent/src/letkite-keys-test-planted');
+    await callTool<ExecOut>(owner, 'exec', { machine, command: `touch ${planted}; echo x >> ${code}` });
+    expect(existsSync(planted)).toBe(false);
+    expect(readFileSync(code, 'utf8')).toBe(before);
   });
 
   test('the gateway’s and the agent’s own /proc entries do not hand out their environment or open files', async () => {

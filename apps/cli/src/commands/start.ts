@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { joinGateway, loadState, saveState, writeDefaultCeiling } from '@letkite/agent';
@@ -18,6 +18,11 @@ import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
 
 const cliMain = fileURLToPath(new URL('../main.ts', import.meta.url));
+/**
+ * The LetKite installation this runs from (the checkout, for `npm start`): the code the agent and the gateway
+ * run, which a sandboxed command must not be able to change before the next start.
+ */
+const installRoot = resolve(dirname(cliMain), '../../..');
 
 /**
  * `letkite start` (what `npm start` runs): the embedded setup for one person — a gateway on SQLite under the data
@@ -45,11 +50,12 @@ export async function start(args: string[], io: CliIo): Promise<number> {
   const agentDir = join(config.dataDir, 'agent');
   await ensureLocalAgent(gw, agentDir);
   // The local agent's own ceiling, next to its state: the documented defaults, running commands as you, with the
-  // data directory denied (the agent also refuses it on its own, whatever this file says: see --protect below).
+  // data directory and the LetKite installation denied (the agent also refuses both on its own, whatever this file
+  // says: see --protect below).
   const ceiling = join(agentDir, 'ceiling.toml');
   writeDefaultCeiling(
     ceiling,
-    { run_as: userInfo().username, deny: [...DEFAULT_CEILING.deny, config.dataDir] },
+    { run_as: userInfo().username, deny: [...DEFAULT_CEILING.deny, config.dataDir, installRoot] },
     { mode: 0o600 },
   );
   if (statSync(ceiling).uid === process.getuid?.()) chmodSync(ceiling, 0o600);
@@ -137,8 +143,9 @@ async function ensureOwnerToken(
 
 /**
  * Runs `letkite agent run` as a child and restarts it if it dies, until stopped. The agent is told to keep the
- * data directory and this gateway process (its /proc entry: environment, open database) out of every tool's reach,
- * and gets no LETKITE_* variable of the gateway's (a secret key, database or SMTP URL may be among them).
+ * data directory, the installation it runs from and this gateway process (its /proc entry: environment, open
+ * database) out of every tool's reach, and gets no LETKITE_* variable of the gateway's (a secret key, database or
+ * SMTP URL may be among them).
  */
 function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: CliIo): { stop(): void } {
   let child: ChildProcess | null = null;
@@ -157,6 +164,8 @@ function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: 
         ceiling,
         '--protect',
         dataDir,
+        '--protect',
+        installRoot,
         '--protect',
         `/proc/${process.pid}`,
       ],
