@@ -271,3 +271,44 @@ describe('the stream masker with escape sequences and encoded runs', () => {
     }
   });
 });
+
+describe('property: no planted secret survives, however it is encoded and wherever a window cuts', () => {
+  let seed = 11;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const encodings: [string, (s: string) => string, (masked: string) => string][] = [
+    ['plain', (s) => s, (m) => m],
+    [
+      'ansi',
+      (s) => `${s.slice(0, 7)}\x1b[1;3${rand(8)}m${s.slice(7, 19)}\x1b[0m${s.slice(19)}`,
+      (m) => m.replace(/\x1b\[[0-9;]*m/g, ''),
+    ],
+    ['url', (s) => encodeURIComponent(s).replace(/_/g, '%5F').replace(/-/g, '%2D'), (m) => m.replace(/%5F/g, '_')],
+    ['hex', (s) => hex(s), (m) => Buffer.from(m.replace(/[^0-9a-f]/g, ''), 'hex').toString('latin1')],
+    ['xxd', (s) => xxd(s), (m) => m],
+    [
+      'base64',
+      (s) => fold(b64(s), 76),
+      (m) => Buffer.from(m.replace(/[^A-Za-z0-9+/]/g, ''), 'base64').toString('latin1'),
+    ],
+  ];
+  const all = Object.values(tokens);
+
+  test.each(encodings)('%s', (_name, encode, decode) => {
+    for (let round = 0; round < 40; round++) {
+      const secret = all[rand(all.length)]!;
+      const before = filler(rand(200) + 20, rand(30), 'abcdefgh ij klm\n');
+      const encoded = encode(`key: ${secret}\n`);
+      const text = `${before}\n${encoded}\nafter ${filler(rand(100) + 5, rand(30), 'nopq rst\n')}`;
+      const masked = maskSecrets(text);
+      expect(shows(decode(masked.text), secret), `round ${round}: ${secret.slice(0, 8)}`).toBe(false);
+      expect(maskSecrets(masked.text).text).toBe(masked.text);
+      const cut = rand(text.length);
+      for (const part of [maskWindow(text, 0, cut).text, maskWindow(text, cut, text.length).text]) {
+        expect(shows(part, secret), `round ${round}, cut at ${cut}`).toBe(false);
+      }
+    }
+  });
+});
