@@ -737,6 +737,40 @@ describe('fails closed', () => {
     ]);
     expect(plain).toMatchObject({ code: 0, stderr: '' });
     expect(existsSync(join(rw, 'ran'))).toBe(true);
+    // …and still under seccomp and without capabilities: no Unix or UDP socket, no inet socket without TCP.
+    const sockets = await runWithoutUserNamespaces([
+      '--ro',
+      '/',
+      '--tmp',
+      tmp,
+      '--',
+      PY,
+      '-c',
+      [
+        'import socket',
+        'for args in [(socket.AF_UNIX,), (socket.AF_INET, socket.SOCK_DGRAM), (socket.AF_INET,)]:',
+        '  try: socket.socket(*args); print("opened", args)',
+        '  except PermissionError: print("refused")',
+        'print(open("/proc/self/status").read().count("CapEff:\t0000000000000000"))',
+      ].join('\n'),
+    ]);
+    expect(sockets).toMatchObject({ code: 0, stdout: 'refused\nrefused\nrefused\n1\n' });
+  });
+
+  test('a probe that reports no seccomp makes the sandbox unavailable, with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'letkite-sbx-probe-'));
+    roots.push(dir);
+    const fake = join(dir, 'helper');
+    // Stands in for a kernel without seccomp filters (this machine has them): the real helper prints this shape.
+    writeFileSync(
+      fake,
+      `#!/bin/sh\necho '{"abi":7,"landlock":true,"min_abi":3,"net":true,"scoped":true,"userns":true,"mountns":true,"pidns":true,"netns":true,"seccomp":false,"static":true,"euid":0}'\n`,
+      { mode: 0o755 },
+    );
+    const probe = await probeSandbox({ helperPath: fake });
+    expect(probe).toMatchObject({ available: false, seccomp: false });
+    expect(probe.reason).toMatch(/seccomp/);
+    expect(() => assertSandboxUsable(probe, fixture().spec)).toThrow(expect.objectContaining({ code: 'unsupported' }));
   });
 
   test('a command that cannot be executed exits 127 after sandboxing, which is not a refusal', async () => {
