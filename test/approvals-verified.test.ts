@@ -39,7 +39,7 @@ describe('approvals the machine verifies itself, end to end in a real browser', 
       shell: 'full',
       files: [{ path: '*', access: 'rw' }],
       commands: { mode: 'shell', default: 'allow' },
-      approval: { approvers: 'connector', timeout: '10m' },
+      approval: { approvers: 'connector', timeout: '10m', tools: ['write_file'] },
     });
     ai = await mcpClient(gw.url, token.token);
 
@@ -161,5 +161,30 @@ describe('approvals the machine verifies itself, end to end in a real browser', 
     expect(ran.data.results.map((r) => r.error?.code ?? 'ok')).toEqual(['ok', 'ok']);
     expect(ran.data.succeeded).toBe(2);
     expect(readFileSync(join(work, 'many-count'), 'utf8')).toBe('x\nx\n');
+  });
+
+  test('job_start and write_file (approval.tools) run only with the passkey approval, bound to their exact requests', async () => {
+    const approveInPage = async (approvalId: string) => {
+      await page.goto(`${gw.url}/approvals/${approvalId}`);
+      await page.getByTestId('passkey-only').waitFor();
+      await page.getByRole('button', { name: 'Approve with passkey' }).click();
+      await page.getByText('Approved (not used yet)').waitFor();
+    };
+    const jobMarker = join(work, 'job-ran');
+    const job = { machine: 'vault', command: `touch ${jobMarker}` };
+    const jobPending = await callTool<{ status: string; approval_id: string }>(ai, 'job_start', job);
+    expect(jobPending.data.status).toBe('pending_approval');
+    await approveInPage(jobPending.data.approval_id);
+    const started = await callTool<{ job_id: string }>(ai, 'job_start', job);
+    expect(started.ok).toBe(true);
+    await waitFor('the approved job ran', () => existsSync(jobMarker));
+
+    const file = join(work, 'written.txt');
+    const write = { machine: 'vault', path: file, content: 'approved content' };
+    const writePending = await callTool<{ status: string; approval_id: string }>(ai, 'write_file', write);
+    expect(writePending.data.status).toBe('pending_approval');
+    await approveInPage(writePending.data.approval_id);
+    expect((await callTool(ai, 'write_file', write)).ok).toBe(true);
+    expect(readFileSync(file, 'utf8')).toBe('approved content');
   });
 });
