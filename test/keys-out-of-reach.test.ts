@@ -115,6 +115,15 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
     }
   });
 
+  test('an ordinary file with several names (hard links) still reads', async () => {
+    const linked = ['/usr/bin/bzcat', '/usr/bin/zipinfo', '/usr/bin/uncompress'].find(
+      (f) => existsSync(f) && statSync(f).nlink > 1,
+    );
+    if (!linked) return;
+    const r = await callTool(readOnly, 'read_file', { machine, path: linked, length: 16 });
+    expect(r.ok, everything(r)).toBe(true);
+  });
+
   test('the LetKite installation that runs the agent cannot be read or changed', async () => {
     const code = join(repoRoot, 'apps/agent/src/executors/launcher.mjs');
     const before = readFileSync(code, 'utf8');

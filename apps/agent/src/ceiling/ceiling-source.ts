@@ -31,7 +31,7 @@ export interface CeilingSourceOptions {
 }
 
 interface Fingerprint {
-  /** Identity of the ceiling's directory and of each protected path: a moved-away-and-replaced one reloads. */
+  /** Identity of each protected directory, and owner and mode of every directory above the file. */
   around: string;
   ino: number;
   size: number;
@@ -44,8 +44,9 @@ interface Fingerprint {
 /**
  * Reads `/etc/letkite/ceiling.toml` (or the path given) and keeps it current: every request calls `current()`,
  * which re-stats the file and reloads it when anything about it changed, so an edit applies to the next request
- * without a restart. Missing file: documented defaults. Unreadable, invalid, wrong owner, or writable by anyone
- * but its owner: fail closed with the reason.
+ * without a restart. Missing file: documented defaults. Unreadable, invalid, wrong owner, writable by anyone
+ * but its owner, changeable by its own run-as account, or a protected directory replaced: fail closed with the
+ * reason (docs/design/keys-out-of-reach.md).
  */
 export class CeilingSource {
   private state: CeilingState;
@@ -53,7 +54,7 @@ export class CeilingSource {
   private watcher: FSWatcher | null = null;
   private poll: NodeJS.Timeout | null = null;
   private readonly protect: readonly string[];
-  /** dev:ino of the ceiling's directory and each protected path when first seen (see `pinned`). */
+  /** dev:ino of the ceiling's directory and each protected path when first seen (see `replacedPin`). */
   private readonly pins = new Map<string, string>();
   private readonly lookupAccount: (name: string) => AccountIds | null;
 

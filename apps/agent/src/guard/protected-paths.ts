@@ -84,37 +84,46 @@ export function protectedRefusal(path: string): LetKiteError {
   );
 }
 
-/** How many entries a search for hard links walks in the protected trees before it gives up (and refuses). */
-const MAX_INODE_SCAN = 20_000;
+/** How many entries the search for hard links walks in one protected tree before it leaves that tree out. */
+const MAX_INODE_SCAN = 5_000;
 
 /**
  * True when `stats` (a file with more than one name) is a file inside a protected tree under another name — a
- * hard link. Directories cannot be hard-linked; files with one name are what they are called, so only multiply
- * linked files need the scan. A tree too large to scan answers true (fail closed).
+ * hard link. Directories cannot be hard-linked, and files with one name are what they are called, so only
+ * multiply linked files on the same device need the scan. Each tree is scanned on its own and a tree over
+ * MAX_INODE_SCAN entries is left out: that is a LetKite checkout protected for its code (a link to a code file
+ * writes nothing through write_file, which replaces the name), while the trees that hold keys — the data and
+ * state directories, each protected on its own — are small.
  */
-export function isProtectedInode(stats: Pick<Stats, 'dev' | 'ino' | 'nlink' | 'isFile'>, roots: readonly string[]) {
+export function isProtectedInode(
+  stats: Pick<Stats, 'dev' | 'ino' | 'nlink' | 'isFile'>,
+  roots: readonly string[],
+): boolean {
   if (!stats.isFile() || stats.nlink < 2) return false;
-  let seen = 0;
-  const stack = [...roots];
-  while (stack.length > 0) {
-    const p = stack.pop() as string;
-    let s: Stats;
-    try {
-      s = lstatSync(p);
-    } catch {
-      continue;
+  for (const root of roots) {
+    if (isProcessEntry(root)) continue;
+    let seen = 0;
+    const stack = [root];
+    while (stack.length > 0 && seen <= MAX_INODE_SCAN) {
+      const p = stack.pop() as string;
+      let s: Stats;
+      try {
+        s = lstatSync(p);
+      } catch {
+        continue;
+      }
+      if (s.dev !== stats.dev) continue;
+      if (s.ino === stats.ino) return true;
+      if (!s.isDirectory()) continue;
+      let names: string[];
+      try {
+        names = readdirSync(p);
+      } catch {
+        continue;
+      }
+      seen += names.length;
+      for (const name of names) stack.push(join(p, name));
     }
-    if (s.dev === stats.dev && s.ino === stats.ino) return true;
-    if (!s.isDirectory()) continue;
-    let names: string[];
-    try {
-      names = readdirSync(p);
-    } catch {
-      continue;
-    }
-    seen += names.length;
-    if (seen > MAX_INODE_SCAN) return true;
-    for (const name of names) stack.push(join(p, name));
   }
   return false;
 }
