@@ -409,19 +409,30 @@ static int in_mount_ns, in_pid_ns, in_net_ns;
 
 /*
  * Private namespaces: mount (hiding, our own /proc), PID (the command sees only its own processes), IPC and UTS,
- * and network when no TCP is granted. As root directly; otherwise inside a user namespace that maps only our own
+ * and, when no TCP is granted and the kernel allows it, an empty network namespace. As root directly; otherwise inside a user namespace that maps only our own
  * uid and gid (setgroups denied), so the command has no capabilities anywhere that matters. Root must get them
  * (refused otherwise); another account may go without them only when no deny path needs hiding: then Landlock,
  * seccomp and the account's own lack of capabilities are the sandbox (the probe says so).
  */
+/* The network namespace is a second layer (seccomp already refuses every inet socket when no TCP is granted):
+ * a kernel that refuses only it still gets the others. */
+static int unshare_with_net(int flags, int want_net) {
+  if (want_net && unshare(flags | CLONE_NEWNET) == 0) {
+    in_net_ns = 1;
+    return 0;
+  }
+  return unshare(flags);
+}
+
 static void enter_namespaces(const struct spec *s) {
   uid_t uid = geteuid();
   gid_t gid = getegid();
-  int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (no_network(s) ? CLONE_NEWNET : 0);
+  const int flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (uid == 0) {
-    if (unshare(flags) != 0) refuse("setup failed", "unshare (mount, pid, ipc, uts, net namespaces): %s", strerror(errno));
+    if (unshare_with_net(flags, no_network(s)) != 0)
+      refuse("setup failed", "unshare (mount, pid, ipc, uts namespaces): %s", strerror(errno));
   } else {
-    if (unshare(CLONE_NEWUSER | flags) != 0) {
+    if (unshare_with_net(CLONE_NEWUSER | flags, no_network(s)) != 0) {
       if (n_hidden > 0) refuse("userns unavailable", "unshare(CLONE_NEWUSER|...): %s", strerror(errno));
       return; /* Landlock + seccomp only; nothing needs hiding */
     }
@@ -433,7 +444,6 @@ static void enter_namespaces(const struct spec *s) {
     write_file("/proc/self/gid_map", map, "userns unavailable");
   }
   in_mount_ns = in_pid_ns = 1;
-  in_net_ns = no_network(s);
 }
 
 /* In the sandbox's init: mounts never propagate back to the host; a /proc of the new PID namespace. */

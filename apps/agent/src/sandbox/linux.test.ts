@@ -249,6 +249,18 @@ describe('network', () => {
     expect(connections).toBe(before);
   });
 
+  test('with no TCP granted the sandbox has an empty network namespace (only loopback)', async () => {
+    const r = await runSandboxed(
+      fixture().spec,
+      "readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+    );
+    const [ns, ...interfaces] = r.stdout.trim().split('\n');
+    expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
+    expect(interfaces).toEqual(['lo']);
+    const withTcp = await runSandboxed({ ...fixture().spec, allowTcp: true }, 'readlink /proc/self/ns/net');
+    expect(withTcp.stdout.trim()).toBe(readlinkSync('/proc/self/ns/net'));
+  });
+
   test('connects when TCP is allowed', async () => {
     const r = await runSandboxed({ ...fixture().spec, allowTcp: true }, connect(), { shell: '/bin/bash' });
     expect(r).toMatchObject({ code: 0, stdout: 'hi\n' });
@@ -807,13 +819,13 @@ describe('fails closed', () => {
       [{ ...good, available: false, abi: 0, reason: 'Landlock is not enabled in this kernel' }, spec],
       [{ ...good, abi: 3, net: false, scoped: false }, spec],
       [{ ...good, userns: false, mountns: false }, spec],
-      [{ ...good, netns: false }, spec],
+      [{ ...good, available: false, seccomp: false, reason: 'seccomp filters are unavailable' }, spec],
     ];
     for (const [probe, s] of cases)
       expect(() => assertSandboxUsable(probe, s)).toThrow(expect.objectContaining({ code: 'unsupported' }));
     expect(() => assertSandboxUsable({ ...good, abi: 3, net: false }, { ...spec, allowTcp: true })).not.toThrow();
     expect(() => assertSandboxUsable({ ...good, mountns: false }, { ...spec, denyPaths: [] })).not.toThrow();
-    expect(() => assertSandboxUsable({ ...good, netns: false, euid: 65534 }, spec)).not.toThrow();
-    expect(() => assertSandboxUsable({ ...good, netns: false }, { ...spec, allowTcp: [443] })).not.toThrow();
+    // The network namespace is a second layer: seccomp refuses every inet socket when no TCP is granted.
+    expect(() => assertSandboxUsable({ ...good, netns: false }, spec)).not.toThrow();
   });
 });

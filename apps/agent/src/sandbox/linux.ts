@@ -63,7 +63,7 @@ export interface SandboxProbe {
   scoped: boolean;
   /** A PID namespace with its own /proc can be made (as root directly, else via userns). */
   pidns: boolean;
-  /** An empty network namespace can be made (used when no TCP is granted). */
+  /** An empty network namespace can be made (a second layer when no TCP is granted; seccomp is the first). */
   netns: boolean;
   /** A seccomp filter can be installed (the socket-family rules: no Unix, UDP, raw sockets). */
   seccomp: boolean;
@@ -214,13 +214,6 @@ export function assertSandboxUsable(probe: SandboxProbe, spec: SandboxSpec): voi
     throw new LetKiteError(
       'unsupported',
       'sandboxed shell unavailable: denied paths cannot be hidden without user namespaces',
-      details,
-    );
-  const noTcp = spec.allowTcp === false || (Array.isArray(spec.allowTcp) && spec.allowTcp.length === 0);
-  if (probe.euid === 0 && noTcp && !probe.netns)
-    throw new LetKiteError(
-      'unsupported',
-      'sandboxed shell unavailable: root needs an empty network namespace and the kernel refuses it',
       details,
     );
 }
