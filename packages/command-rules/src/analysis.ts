@@ -18,6 +18,11 @@ export type StdinFeed =
 /** One command found in the line (after unwrapping), to be matched against rules and the built-in layers. */
 export interface CommandRecord {
   args: Arg[];
+  /**
+   * A known transparent wrapper (`env`, `timeout`, `sh -c 'literal'`, …) whose inner command is judged on its own:
+   * a rule may name it, but the policy's default does not apply to it.
+   */
+  transparent?: boolean;
 }
 
 /** Everything found in one command line: its commands and what the analysis could not see through. */
@@ -36,6 +41,17 @@ export class Analysis {
     }
     this.commands.push({ args });
     return true;
+  }
+
+  /** Marks the command with exactly these words (the same array) as a transparent wrapper. */
+  markTransparent(args: readonly Arg[]): void {
+    for (let i = this.commands.length - 1; i >= 0; i--) {
+      const record = this.commands[i] as CommandRecord;
+      if (record.args === args) {
+        record.transparent = true;
+        return;
+      }
+    }
   }
 
   opaque(args: readonly Arg[], message: string, verdict: Verdict = 'approve'): void {

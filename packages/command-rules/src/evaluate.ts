@@ -82,7 +82,7 @@ export function evaluateCommand(
         command,
         record,
         policy.rules,
-        commandPolicy.default ?? 'approve',
+        record.transparent ? undefined : (commandPolicy.default ?? 'approve'),
         proofNeeded,
         evidenceNeeded,
       );

@@ -1,4 +1,5 @@
 import { type Analysis, maxNestingDepth, type StdinFeed } from './analysis';
+import { awkProgramRunsOrWrites } from './awk-program';
 import { hasOption, type OptionSpec, optionValue, type ParsedOptions, parseOptions } from './options';
 import { evidenceName } from './paths';
 import { sedScriptRunsCommands } from './sed-script';
@@ -52,6 +53,14 @@ class Invocation {
     this.acc.opaque(this.args, message);
   }
 
+  /**
+   * A known transparent wrapper (`env`, `timeout`, `nice`, `sh -c 'literal'`, …): its inner command is judged, and
+   * the wrapper itself is not held to the policy's default unless a rule names it.
+   */
+  transparent(): void {
+    this.acc.markTransparent(this.args);
+  }
+
   /** A shell or interpreter that reads its program from standard input. */
   programFromStdin(kind: 'shell' | 'interpreter'): void {
     const feed = this.stdin;
@@ -99,7 +108,8 @@ export function analyzeInvocation(args: Arg[], acc: Analysis, depth: number, std
   const program = evidenceName(name.value);
   const invocation = new Invocation(args, acc, depth, stdin, program);
   const handler = handlers[program] ?? familyHandlers.find(([family]) => family.test(program))?.[1];
-  handler?.(invocation);
+  if (handler) handler(invocation);
+  else unknownWrapper(args, acc, depth, program);
   checkArithmeticArguments(invocation);
   checkShellBuiltin(args, acc, program);
 }
@@ -174,6 +184,104 @@ const wrapperSpecs: Record<string, OptionSpec> = {
   proxychains4: { short: 'f' },
   torsocks: {},
   firejail: {},
+  // exec wrappers and loaders the catastrophic layer sees through (issue #11)
+  setpriv: {
+    long: [
+      'reuid',
+      'regid',
+      'groups',
+      'inh-caps',
+      'ambient-caps',
+      'bounding-set',
+      'securebits',
+      'pdeathsig',
+      'selinux-label',
+      'apparmor-profile',
+      'landlock-access',
+      'landlock-rule',
+      'ruid',
+      'euid',
+      'rgid',
+      'egid',
+    ],
+    noCommand: 'd',
+  },
+  prlimit: { short: 'p', optionalShort: 'cdefilmnqrstuvxy', long: ['pid', 'output'] },
+  logsave: { leading: 1 },
+  fakeroot: { short: 'lfisb' },
+  faketime: { short: 'm', leading: 1 },
+  eatmydata: {},
+  nocache: {},
+  valgrind: {},
+  ltrace: { short: 'aAeEflnopsuwxXF' },
+  numactl: {
+    short: 'NmCipPw',
+    long: ['cpunodebind', 'membind', 'physcpubind', 'interleave', 'preferred', 'weighted-interleave'],
+  },
+  chpst: { short: 'uUe/nlLmdofcrt' },
+  setarch: { leading: 1 },
+  linux32: {},
+  linux64: {},
+  i386: {},
+  x86_64: {},
+  uname26: {},
+  rlwrap: {
+    short: 'abcCDeEfFgHlmoOpPqrsStw',
+    long: ['file', 'history-filename', 'logfile', 'prompt-colour', 'substitute-prompt'],
+  },
+  runcon: { short: 'urtlc', long: ['user', 'role', 'type', 'range'] },
+  cgexec: { short: 'g' },
+  trickle: { short: 'duwtlLn' },
+  tsocks: {},
+  daemonize: { short: 'aceEoplu' },
+  sshpass: { short: 'pfdP' },
+  'xvfb-run': {
+    short: 'nsfewp',
+    long: ['server-num', 'server-args', 'auth-file', 'error-file', 'wait', 'xauth-protocol'],
+  },
+  'dbus-launch': {},
+  chronic: {},
+  openvt: { short: 'cCu' },
+  entr: { short: '' },
+  nq: { short: 'c' },
+  run0: {
+    long: [
+      'user',
+      'group',
+      'unit',
+      'property',
+      'description',
+      'slice',
+      'slice-inherit',
+      'setenv',
+      'chdir',
+      'nice',
+      'background',
+      'machine',
+    ],
+    short: 'ugDM',
+  },
+  'systemd-nspawn': {
+    short: 'DiMuSbxaE',
+    long: [
+      'directory',
+      'image',
+      'machine',
+      'user',
+      'setenv',
+      'bind',
+      'bind-ro',
+      'tmpfs',
+      'overlay',
+      'network-bridge',
+      'slice',
+      'property',
+      'template',
+      'chdir',
+      'capability',
+      'drop-capability',
+    ],
+  },
 };
 
 const shells = new Set([
@@ -199,6 +307,8 @@ function shellHandler(inv: Invocation): void {
   const args = inv.args;
   let command = false;
   let readsStdin = false;
+  /** Only options that do not make the shell read other files or change what runs (`-c`, `-e`, `-x`, `-o`). */
+  let plain = true;
   let i = 1;
   for (; i < args.length; i++) {
     const arg = args[i] as Arg;
@@ -213,11 +323,16 @@ function shellHandler(inv: Invocation): void {
       break;
     }
     if (/^--(rcfile|init-file)$/.test(value)) {
+      plain = false;
       i++;
       continue;
     }
-    if (value.startsWith('--')) continue;
+    if (value.startsWith('--')) {
+      if (!/^--(noprofile|norc|posix|restricted)$/.test(value)) plain = false;
+      continue;
+    }
     if (/^[-+][A-Za-z]+$/.test(value)) {
+      if (!/^[-+][cexuvfo]+$/.test(value)) plain = false;
       if (value.startsWith('-') && value.includes('c')) command = true;
       if (value.startsWith('-') && value.includes('s')) readsStdin = true;
       if (/[oO]$/.test(value)) i++;
@@ -228,6 +343,7 @@ function shellHandler(inv: Invocation): void {
   const operand = args[i];
   if (command) {
     inv.runShellWord(operand, `the ${inv.program} -c command`);
+    if (operand && !operand.dynamic && plain) inv.transparent();
     return;
   }
   if (!operand || readsStdin || stdinPaths.has(operand.value)) {
@@ -307,14 +423,20 @@ function interpreterHandler(spec: InterpreterSpec): Handler {
 }
 
 function awkHandler(inv: Invocation): void {
+  // gawk: -W takes a value (`-W x 'BEGIN{…}'` has the program second); -o/-d/-p/-D/-L take one attached
   const parsed = inv.parse({
-    short: 'FvfeilE',
+    short: 'FvfeilEW',
+    optionalShort: 'odpDL',
     long: ['field-separator', 'assign', 'file', 'source', 'include', 'load', 'exec'],
   });
   if (parsed.unknown) return;
   if (hasOption(parsed, 'f', 'file', 'i', 'include', 'l', 'load', 'E', 'exec')) {
     inv.opaque(`${inv.program} runs a program from a file`);
     return;
+  }
+  for (const option of parsed.options) {
+    if (/^(W|o|d|p|D|dump-variables|pretty-print|profile|debug)$/.test(option.name))
+      inv.opaque(`${inv.program} -${option.name} writes files or changes how the program runs`);
   }
   const programs = parsed.options.filter((o) => o.name === 'e' || o.name === 'source').map((o) => o.value);
   if (programs.length === 0) programs.push(parsed.rest[0]);
@@ -324,7 +446,7 @@ function awkHandler(inv: Invocation): void {
       continue;
     }
     if (program.dynamic) inv.opaque(`the ${inv.program} program is known only at run time`);
-    else if (/\bsystem\b|\||\bgetline\b|>|@\w/.test(program.value)) {
+    else if (awkProgramRunsOrWrites(program.value)) {
       inv.opaque(`the ${inv.program} program can run commands or write files`);
     }
   }
@@ -459,6 +581,10 @@ function xargsHandler(inv: Invocation): void {
   if (parsed.unknown) return;
   const replace = parsed.options.find((o) => o.name === 'I' || o.name === 'i' || o.name === 'replace');
   const inner = parsed.rest.length > 0 ? parsed.rest : [literalArg('echo')];
+  if (inner[0] && !inner[0].dynamic && !inner[0].glob) inv.transparent();
+  // `yes | xargs -P0 …`: no limit on how many processes run at once
+  const procs = optionValue(parsed, 'P', 'max-procs');
+  if (procs && (procs.dynamic || /^0+$/.test(procs.value))) inv.opaque('xargs -P0 starts processes without limit');
   if (replace) {
     const marker = replace.value?.value || '{}';
     inv.runInner(
@@ -493,9 +619,11 @@ function envHandler(inv: Invocation): void {
       return;
     }
     inv.runShellText([split.value, ...parsed.rest.map((arg) => shellQuote(arg.value))].join(' '));
+    inv.transparent();
     return;
   }
   inv.runInner(parsed.rest);
+  if (parsed.rest.length > 0) inv.transparent();
 }
 
 function shellQuote(value: string): string {
@@ -535,7 +663,10 @@ function suHandler(inv: Invocation): void {
 function evalHandler(inv: Invocation): void {
   const words = inv.args.slice(1);
   if (words.some((word) => word.dynamic)) inv.opaque('eval of text known only at run time');
-  else inv.runJoinedWords(words, 'eval');
+  else {
+    inv.runJoinedWords(words, 'eval');
+    if (words.length > 0) inv.transparent();
+  }
 }
 
 function trapHandler(inv: Invocation): void {
@@ -766,8 +897,28 @@ const handlers: Record<string, Handler> = {
     const parsed = inv.parse({ short: 'u' });
     if (parsed.rest.length > 0) inv.opaque('crontab installs commands that are not shown');
   },
-  parallel: (inv) => inv.opaque('GNU parallel builds commands from its input'),
-  coproc: (inv) => inv.opaque('coproc runs a command the grammar cannot follow'),
+  parallel: parallelHandler,
+  sem: parallelHandler,
+  coproc: (inv) => {
+    inv.opaque('coproc runs a command the grammar cannot follow');
+    inv.runInner(inv.args.slice(1));
+  },
+  bwrap: bwrapHandler,
+  gdb: gdbHandler,
+  perf: perfHandler,
+  'start-stop-daemon': startStopDaemonHandler,
+  tmux: tmuxHandler,
+  screen: screenHandler,
+  capsh: capshHandler,
+  machinectl: machinectlHandler,
+  docker: containerExecHandler,
+  podman: containerExecHandler,
+  nerdctl: containerExecHandler,
+  kubectl: containerExecHandler,
+  'lxc-attach': containerExecHandler,
+  exe: (inv) => {
+    if (/^\/proc\/(self|thread-self|\d+)\/exe$/.test(inv.args[0]?.value ?? '')) selfExeHandler(inv);
+  },
   python: interpreterHandler({ code: 'c', value: 'WXQ', stop: 'm' }),
   node: interpreterHandler({ code: 'ep', codeLong: ['eval', 'print'], value: 'rC' }),
   nodejs: interpreterHandler({ code: 'ep', codeLong: ['eval', 'print'], value: 'rC' }),
@@ -788,7 +939,380 @@ function atHandler(inv: Invocation): void {
   }
 }
 
+/** `bwrap --bind SRC DST … CMD`: options take 0, 1 or 2 words; the first other word starts the command. */
+const bwrapArity: Record<string, number> = Object.fromEntries([
+  ...'bind bind-try dev-bind dev-bind-try ro-bind ro-bind-try symlink setenv file bind-data ro-bind-data chmod'
+    .split(' ')
+    .map((name) => [name, 2]),
+  ...(
+    'dev proc tmpfs mqueue dir chdir unsetenv lock-file sync-fd info-fd json-status-fd block-fd userns-block-fd ' +
+    'uid gid hostname remount-ro exec-label file-label cap-add cap-drop perms size args seccomp add-seccomp-fd ' +
+    'userns userns2 pidns argv0 overlay-src tmp-overlay ro-overlay overlay'
+  )
+    .split(' ')
+    .map((name) => [name, 1]),
+]);
+
+function bwrapHandler(inv: Invocation): void {
+  const args = inv.args;
+  let i = 1;
+  while (i < args.length) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic) {
+      inv.opaque(`${inv.program}'s arguments are known only at run time`);
+      return;
+    }
+    if (arg.value === '--') {
+      i++;
+      break;
+    }
+    if (!arg.value.startsWith('--')) break;
+    i += 1 + (bwrapArity[arg.value.slice(2)] ?? 0);
+  }
+  inv.runInner(args.slice(i));
+}
+
+/** `ld-linux-x86-64.so.2 [--library-path X …] PROGRAM ARGS`: the dynamic loader runs the program it is given. */
+function loaderHandler(inv: Invocation): void {
+  const parsed = inv.parse({
+    long: ['library-path', 'preload', 'audit', 'argv0', 'inhibit-rpath', 'glibc-hwcaps-prepend', 'glibc-hwcaps-mask'],
+  });
+  if (parsed.unknown) return;
+  if (hasOption(parsed, 'list', 'verify', 'help', 'version', 'list-tunables', 'list-diagnostics')) return;
+  if (hasOption(parsed, 'preload', 'audit', 'library-path'))
+    inv.opaque(`${inv.program} loads libraries chosen on its command line`);
+  inv.runInner(parsed.rest);
+}
+
+/** `/proc/self/exe`, `/proc/PID/exe`, `/dev/fd/N`: a program known only at run time (for a shell, the shell itself). */
+function selfExeHandler(inv: Invocation): void {
+  inv.opaque(`${inv.args[0]?.display} runs whatever program that process is (a shell, here)`);
+  shellHandler(inv);
+}
+
+function gdbHandler(inv: Invocation): void {
+  const index = inv.args.findIndex((arg, i) => i > 0 && arg.value === '--args');
+  if (index > 0) inv.runInner(inv.args.slice(index + 1));
+}
+
+const perfRunning = new Set([
+  'record',
+  'stat',
+  'trace',
+  'top',
+  'mem',
+  'c2c',
+  'kvm',
+  'sched',
+  'lock',
+  'kwork',
+  'ftrace',
+  'timechart',
+  'script',
+]);
+
+function perfHandler(inv: Invocation): void {
+  const args = inv.args;
+  let i = 1;
+  while (i < args.length && args[i]?.value.startsWith('-')) i++;
+  const sub = args[i];
+  if (!sub) return;
+  if (sub.dynamic) {
+    inv.opaque('the perf subcommand is known only at run time');
+    return;
+  }
+  if (!perfRunning.has(sub.value)) return;
+  // perf options: values attached or as the next word; the first word that is not one starts the command
+  const valued = /^-(o|e|p|t|u|C|F|c|r|x|G|m|I|j|D|b|z|a|g|k|T)$/;
+  const withValue = /^-[oeptuCFcrxGmIjDz]$/;
+  i++;
+  while (i < args.length) {
+    const value = args[i]?.value ?? '';
+    if (args[i]?.dynamic) {
+      inv.opaque('perf arguments known only at run time');
+      return;
+    }
+    if (value === '--') {
+      i++;
+      break;
+    }
+    if (!value.startsWith('-')) break;
+    i += withValue.test(value) || (/^--[a-z-]+$/.test(value) && perfLongValued.has(value.slice(2))) ? 2 : 1;
+    void valued;
+  }
+  inv.runInner(args.slice(i));
+}
+
+const perfLongValued = new Set([
+  'output',
+  'event',
+  'pid',
+  'tid',
+  'uid',
+  'cpu',
+  'freq',
+  'count',
+  'repeat',
+  'field-separator',
+  'cgroup',
+  'mmap-pages',
+  'call-graph',
+  'delay',
+  'control',
+]);
+
+function startStopDaemonHandler(inv: Invocation): void {
+  const args = inv.args;
+  let program: Arg | undefined;
+  let dashes = args.length;
+  for (let i = 1; i < args.length; i++) {
+    const value = args[i]?.value ?? '';
+    if (value === '--') {
+      dashes = i;
+      break;
+    }
+    const long = /^--(exec|startas)(=(.*))?$/.exec(value);
+    if (long) program = long[3] !== undefined ? { ...(args[i] as Arg), value: long[3] } : args[++i];
+    else if (value === '-x' || value === '-a') program = args[++i];
+  }
+  if (!program) return;
+  if (program.dynamic) {
+    inv.opaque('the program start-stop-daemon runs is known only at run time');
+    return;
+  }
+  inv.runInner([program, ...args.slice(dashes + 1)]);
+}
+
+const tmuxRunning = new Set([
+  'new-session',
+  'new',
+  'new-window',
+  'neww',
+  'split-window',
+  'splitw',
+  'respawn-pane',
+  'respawnp',
+  'respawn-window',
+  'respawnw',
+  'run-shell',
+  'run',
+  'if-shell',
+  'if',
+  'pipe-pane',
+  'pipep',
+  'display-popup',
+  'popup',
+]);
+const tmuxTyping = new Set([
+  'send-keys',
+  'send',
+  'send-prefix',
+  'paste-buffer',
+  'pasteb',
+  'set-buffer',
+  'setb',
+  'load-buffer',
+  'loadb',
+  'source-file',
+  'source',
+  'set-hook',
+  'bind-key',
+  'bind',
+]);
+
+/** tmux runs a shell command given to new-session/new-window/split-window/run-shell; send-keys types into a shell. */
+function tmuxHandler(inv: Invocation): void {
+  const args = inv.args;
+  let i = 1;
+  for (; i < args.length; i++) {
+    const value = args[i]?.value ?? '';
+    if (args[i]?.dynamic) {
+      inv.opaque('tmux arguments known only at run time');
+      return;
+    }
+    if (value === '-c') {
+      inv.runShellWord(args[i + 1], 'the tmux -c command');
+      return;
+    }
+    if (/^-[LSfT]$/.test(value)) i++;
+    else if (!value.startsWith('-')) break;
+  }
+  // commands may be chained with `;` words (`tmux new -d \; send-keys …`)
+  while (i < args.length) {
+    const sub = args[i] as Arg;
+    let end = args.findIndex((arg, k) => k > i && (arg.value === ';' || arg.value === '\\;'));
+    if (end < 0) end = args.length;
+    if (tmuxTyping.has(sub.value)) inv.opaque(`tmux ${sub.value} types or loads commands into a shell`);
+    else if (tmuxRunning.has(sub.value)) {
+      let k = i + 1;
+      while (k < end && (args[k]?.value ?? '').startsWith('-')) {
+        k +=
+          /^-[cesntxyFlLfSbdwhk]*[cesntxyFlLfSbwhk]$/.test(args[k]?.value ?? '') &&
+          /[cestnxyFlSfwhkb]$/.test(args[k]?.value ?? '')
+            ? 2
+            : 1;
+      }
+      const words = args.slice(k, end);
+      if (words.length > 0) {
+        inv.opaque(`tmux ${sub.value} runs a command in the background`);
+        inv.runJoinedWords(words, `the tmux ${sub.value} command`);
+      }
+    } else if (
+      !/^(ls|list-sessions|list-windows|lsw|list-panes|lsp|has-session|has|kill-server|kill-session|attach|attach-session|a|detach|capture-pane|capturep|display-message|display|info|show-options|show|show-buffer|showb)$/.test(
+        sub.value,
+      )
+    ) {
+      inv.opaque(`tmux ${sub.value} is not known to the rules`);
+    }
+    i = end + 1;
+  }
+}
+
+/** `screen -dmS name CMD ARGS`: the first word that is not an option starts the command; `-X` sends commands. */
+function screenHandler(inv: Invocation): void {
+  const args = inv.args;
+  let i = 1;
+  for (; i < args.length; i++) {
+    const value = args[i]?.value ?? '';
+    if (args[i]?.dynamic) {
+      inv.opaque('screen arguments known only at run time');
+      return;
+    }
+    if (/^-[A-Za-z]*X$/.test(value) || value === '-X') {
+      inv.opaque('screen -X sends commands to a session');
+      return;
+    }
+    if (/^-(S|c|e|h|p|T|Logfile|s|t)$/.test(value)) i++;
+    else if (!value.startsWith('-')) break;
+  }
+  const inner = args.slice(i);
+  if (inner.length > 0) {
+    inv.opaque('screen runs a command in a detached session');
+    inv.runInner(inner);
+  }
+}
+
+function capshHandler(inv: Invocation): void {
+  const args = inv.args;
+  const index = args.findIndex((arg, i) => i > 0 && arg.value === '--');
+  const shell = args.find((arg) => arg.value.startsWith('--shell='));
+  if (shell) inv.opaque('capsh --shell= chooses the program it runs');
+  if (args.some((arg) => arg.dynamic)) {
+    inv.opaque('capsh arguments known only at run time');
+    return;
+  }
+  const shellName = shell ? shell.value.slice('--shell='.length) : 'bash';
+  if (index > 0) inv.runInner([literalArg(shellName), ...args.slice(index + 1)]);
+  const exec = args.find((arg) => arg.value.startsWith('==') || arg.value === '==');
+  if (exec) inv.opaque('capsh == runs itself again with other arguments');
+}
+
+function machinectlHandler(inv: Invocation): void {
+  const args = inv.args;
+  const index = args.findIndex((arg) => arg.value === 'shell' || arg.value === 'login');
+  if (index < 0) return;
+  let i = index + 1;
+  while (i < args.length && (args[i]?.value ?? '').startsWith('-'))
+    i += /^(--uid|--setenv|-E)$/.test(args[i]?.value ?? '') ? 2 : 1;
+  const inner = args.slice(i + 1);
+  inv.opaque('machinectl shell runs commands in another machine');
+  if (inner.length > 0) inv.runInner(inner);
+}
+
+/** `docker exec C CMD`, `kubectl exec P -- CMD`, `lxc-attach -n C -- CMD`: the command runs elsewhere, but it runs. */
+function containerExecHandler(inv: Invocation): void {
+  const args = inv.args;
+  const execIndex = args.findIndex((arg, i) => i > 0 && (arg.value === 'exec' || arg.value === 'run'));
+  const dashes = args.findIndex((arg, i) => i > 0 && arg.value === '--');
+  if (inv.program === 'lxc-attach' || inv.program === 'kubectl') {
+    if (dashes > 0 && (inv.program === 'lxc-attach' || execIndex > 0)) inv.runInner(args.slice(dashes + 1));
+    return;
+  }
+  if (execIndex < 0 || args[execIndex]?.value !== 'exec') return;
+  // docker exec [OPTIONS] CONTAINER CMD ARGS
+  let i = execIndex + 1;
+  while (i < args.length && (args[i]?.value ?? '').startsWith('-')) {
+    i += /^-(e|u|w)$|^--(env|env-file|user|workdir|detach-keys)$/.test(args[i]?.value ?? '') ? 2 : 1;
+  }
+  inv.runInner(args.slice(i + 1));
+}
+
+/** `parallel CMD ::: ARGS`: opaque; the command with its arguments is evidence for the catastrophic layer. */
+function parallelHandler(inv: Invocation): void {
+  inv.opaque('GNU parallel builds commands from its input');
+  const args = inv.args;
+  let i = 1;
+  while (i < args.length && (args[i]?.value ?? '').startsWith('-')) {
+    i +=
+      /^-(j|P|S|N|n|L|l|d|a|I|E|X|s|C|M)$|^--(jobs|max-procs|sshlogin|arg-file|delimiter|colsep|results|joblog|tmpdir|timeout)$/.test(
+        args[i]?.value ?? '',
+      )
+        ? 2
+        : 1;
+  }
+  const sep = args.findIndex((arg, k) => k >= i && /^:::+\+?$/.test(arg.value));
+  const command = args.slice(i, sep < 0 ? args.length : sep);
+  const values = sep < 0 ? [] : args.slice(sep + 1).filter((arg) => !/^:::+\+?$/.test(arg.value));
+  if (command.length === 0) return;
+  if (command.length === 1 && /\s/.test(command[0]?.value ?? '')) {
+    inv.runShellWord(command[0], 'the parallel command');
+    for (const value of values.slice(0, 16)) inv.runShellText(`${command[0]?.value} ${shellQuote(value.value)}`);
+    return;
+  }
+  const marked = command.some((arg) => arg.value.includes('{}'));
+  if (values.length === 0)
+    inv.runInner([
+      ...command.map(placeholderToUnknown),
+      ...(marked ? [] : [unknownArg('<arguments read by parallel>', true)]),
+    ]);
+  for (const value of values.slice(0, 16)) {
+    inv.runInner(
+      marked ? command.map((arg) => ({ ...arg, value: arg.value.replaceAll('{}', value.value) })) : [...command, value],
+    );
+  }
+}
+
+/**
+ * A program the rules know nothing about may be a wrapper (`mywrap rm -rf /`): when one of its words names a
+ * program that matters, the words from there are judged as a command too, and the wrapper is at least approve.
+ */
+const commandsThatMatter =
+  /^(rm|rmdir|dd|shred|mkfs(\..+)?|mke2fs|mkswap|mkntfs|mkdosfs|wipefs|blkdiscard|fdisk|sfdisk|cfdisk|parted|sgdisk|gdisk|chmod|chown|chgrp|chattr|setfacl|mv|cp|find|rsync|tar|zip|truncate|cryptsetup|nvme|hdparm|lvremove|vgremove|pvremove|zpool|zfs|sg_format|sg_sanitize|mdadm|reboot|shutdown|poweroff|halt|init|telinit|systemctl|kill|killall|pkill|sh|bash|dash|zsh|ksh|mksh|ash|busybox|env|sudo|doas|su|python[0-9.]*|perl|ruby|node|php|tee|curl|wget|crontab|iptables|nft|ufw|setenforce|git)$/;
+
+/** Programs that are known not to run their arguments as a command (everything with a handler is known too). */
+const plainPrograms = new Set(
+  (
+    'echo printf cat ls head tail grep egrep fgrep rg sed awk gawk mawk sort uniq cut tr wc man info apropos whatis ' +
+    'which whereis type command hash help less more most file stat touch mkdir ln install cp mv rm rmdir chmod chown ' +
+    'chgrp tee dd diff cmp comm git docker kubectl helm npm npx yarn pnpm pip pip3 apt apt-get apt-cache dnf yum ' +
+    'zypper pacman apk brew snap flatpak dpkg rpm make cmake go cargo rustc gcc cc g++ clang javac java mvn gradle ' +
+    'systemctl service journalctl kill pkill killall pgrep ps top htop id whoami ssh scp sftp rsync curl wget tar zip ' +
+    'unzip gzip gunzip zcat bzip2 xz zstd base64 xxd od hexdump strings jq yq column paste join fold fmt nl tac rev ' +
+    'basename dirname realpath readlink du df find locate mount umount lsblk blkid ip ss netstat ping dig host ' +
+    'nslookup traceroute openssl date cal uname hostname uptime free vmstat iostat crontab at useradd usermod ' +
+    'userdel groupadd passwd chpasswd visudo sudoedit vi vim nvim nano emacs ed ex code tmux screen test [ true ' +
+    'false : sleep seq expr bc dc yes shuf split csplit iconv envsubst getent id groups last who w read mapfile ' +
+    'readarray printenv export declare typeset local unset set shopt alias unalias cd pushd popd dirs pwd exit ' +
+    'return break continue shift wait jobs fg bg disown kill ulimit umask times history fc complete compgen'
+  ).split(' '),
+);
+
+export function unknownWrapper(args: readonly Arg[], acc: Analysis, depth: number, program: string): void {
+  if (plainPrograms.has(program) || handlers[program] || familyHandlers.some(([family]) => family.test(program))) {
+    return;
+  }
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic || arg.glob || arg.value.startsWith('-')) continue;
+    if (!commandsThatMatter.test(evidenceName(arg.value)) || /\s/.test(arg.value)) continue;
+    acc.opaque(args, `${program} is not known to the rules and may run ${arg.display} as a command`);
+    analyzeInvocation(args.slice(i), acc, depth + 1, undefined);
+    return;
+  }
+}
+
 const familyHandlers: Array<[RegExp, Handler]> = [
+  [/^(ld-linux.*\.so.*|ld\.so.*|ld-musl-.*\.so.*|ld64\.so.*)$/, loaderHandler],
   [/^(python|pypy)[0-9.]*$/, interpreterHandler({ code: 'c', value: 'WXQ', stop: 'm' })],
   [/^perl[0-9.]*$/, interpreterHandler({ code: 'eE' })],
   [/^ruby[0-9.]*$/, interpreterHandler({ code: 'e', value: 'rCEI' })],

@@ -33,6 +33,11 @@ export interface CompiledPattern {
   source: string;
   program: ProgramPattern;
   words: PatternWord[];
+  /**
+   * A rule set entry's read-only contract (src/contracts.ts): a certain match whose words it refuses (it returns
+   * why) is no match.
+   */
+  contract?: (args: readonly Arg[]) => string | undefined;
 }
 
 /** Three-valued match: `maybe` when the command's run-time values could match but are not known. */
@@ -217,8 +222,14 @@ function wordMatches(word: PatternWord, value: string): boolean {
   return true;
 }
 
-/** Matches a compiled pattern against a command's words (program first). */
+/** Matches a compiled pattern against a command's words (program first), then its contract if it has one. */
 export function matchPattern(pattern: CompiledPattern, args: readonly Arg[], ctx: MatchContext): MatchResult {
+  const result = matchPatternWords(pattern, args, ctx);
+  if (result === noMatch || !pattern.contract) return result;
+  return pattern.contract(args) === undefined ? result : noMatch;
+}
+
+function matchPatternWords(pattern: CompiledPattern, args: readonly Arg[], ctx: MatchContext): MatchResult {
   const name = args[0];
   if (!name) return noMatch;
   const programResult = matchProgram(pattern.program, name, ctx);

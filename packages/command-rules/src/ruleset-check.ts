@@ -1,3 +1,4 @@
+import { checkContract, type OptionContract, probeOption } from './contracts';
 import { defaultTrustedDirs } from './paths';
 import {
   type CompiledPattern,
@@ -20,6 +21,13 @@ export interface RulesetRule {
   matches: string[];
   /** Commands this rule must not match. */
   notMatches: string[];
+  /**
+   * Allow rules: the read-only contract (src/contracts.ts). Required for every allow rule whose pattern has a
+   * wildcard; a command it refuses is not allowed by this rule.
+   */
+  options?: OptionContract;
+  /** Commands the pattern matches but the contract must refuse (checked at load, like the examples). */
+  refuses?: string[];
 }
 
 export interface RulesetDefinition {
@@ -56,14 +64,59 @@ function exampleArgs(example: string) {
   return splitPatternWords(example).map((word) => literalArg(word.text));
 }
 
+/** An allow rule with a wildcard must say which options keep it read-only. */
+function checkContractPresence(ruleset: string, rule: RulesetRule, pattern: CompiledPattern): void {
+  if (rule.verdict !== 'allow') {
+    if (rule.options) throw new RulesetError(ruleset, rule.match, 'only allow rules have a read-only contract');
+    return;
+  }
+  const open = pattern.words.some((word) => word.kind !== 'literal') || pattern.program.glob;
+  if (open && !rule.options) {
+    throw new RulesetError(ruleset, rule.match, 'an allow rule with a wildcard needs its read-only contract (options)');
+  }
+}
+
+/** The contract refuses an option nobody has, and every `refuses` example, which the bare pattern matches. */
+function checkContractRefusals(ruleset: string, rule: RulesetRule, pattern: CompiledPattern): void {
+  const bare: CompiledPattern = { ...pattern, contract: undefined };
+  const ctx = { needsProof: true, trustedDirs };
+  const prefix = pattern.words.filter((word) => word.kind === 'literal').map((word) => (word as { text: string }).text);
+  const probes = rule.options?.anyArguments ? [] : [[pattern.program.text, ...prefix, probeOption].join(' ')];
+  for (const example of [...probes, ...(rule.refuses ?? [])]) {
+    const args = exampleArgs(example);
+    if (matchPattern(bare, args, ctx) !== certainMatch) {
+      throw new RulesetError(
+        ruleset,
+        rule.match,
+        `refused example ${JSON.stringify(example)} does not match the pattern`,
+      );
+    }
+    if (matchPattern(pattern, args, ctx) !== noMatch) {
+      throw new RulesetError(ruleset, rule.match, `the contract does not refuse ${JSON.stringify(example)}`);
+    }
+  }
+}
+
 /** Compiles a rule set and checks every example against it; throws RulesetError on the first that fails. */
 export function compileRuleset(definition: RulesetDefinition): CompiledRuleset {
   const rules: CompiledRulesetRule[] = definition.rules.map((rule) => {
+    let pattern: CompiledPattern;
     try {
-      return { ...rule, pattern: compilePattern(rule.match) };
+      pattern = compilePattern(rule.match);
     } catch (error) {
       throw new RulesetError(definition.name, rule.match, (error as Error).message);
     }
+    checkContractPresence(definition.name, rule, pattern);
+    const contract = rule.options;
+    if (contract) {
+      // options start after the pattern's leading literal words (`openssl version *`), unless the contract
+      // finds its subcommand itself (`git ** log *`, with global options before it)
+      const leading = pattern.words.findIndex((word) => word.kind !== 'literal');
+      const start = contract.subcommand ? 1 : 1 + (leading < 0 ? pattern.words.length : leading);
+      pattern = { ...pattern, contract: (args) => checkContract(contract, args, start) };
+      checkContractRefusals(definition.name, rule, pattern);
+    }
+    return { ...rule, pattern };
   });
   rules.forEach((rule, index) => {
     if (rule.matches.length === 0 || rule.notMatches.length === 0) {

@@ -19,7 +19,16 @@ describe('built-in rule sets', () => {
     const broken = {
       name: 'broken',
       description: 'x',
-      rules: [{ match: 'ls *', verdict: 'allow' as const, why: 'x', matches: ['cat x'], notMatches: ['rm x'] }],
+      rules: [
+        {
+          match: 'ls *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['cat x'],
+          notMatches: ['rm x'],
+          options: { flags: 'l' },
+        },
+      ],
     };
     expect(() => compileRuleset(broken)).toThrow(RulesetError);
     expect(() => compileRuleset(broken)).toThrow(/does not match/);
@@ -29,7 +38,16 @@ describe('built-in rule sets', () => {
     const broken = {
       name: 'broken',
       description: 'x',
-      rules: [{ match: 'ls *', verdict: 'allow' as const, why: 'x', matches: ['ls'], notMatches: ['ls -la'] }],
+      rules: [
+        {
+          match: 'ls *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['ls'],
+          notMatches: ['ls -la'],
+          options: { flags: 'la' },
+        },
+      ],
     };
     expect(() => compileRuleset(broken)).toThrow(/matches but must not/);
   });
@@ -39,7 +57,14 @@ describe('built-in rule sets', () => {
       name: 'broken',
       description: 'x',
       rules: [
-        { match: 'git *', verdict: 'allow' as const, why: 'x', matches: ['git log'], notMatches: ['ls'] },
+        {
+          match: 'git *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['git log'],
+          notMatches: ['ls'],
+          options: { anyArguments: 'x' },
+        },
         { match: 'git push *', verdict: 'deny' as const, why: 'x', matches: ['git push'], notMatches: ['git pull'] },
       ],
     };
@@ -50,7 +75,16 @@ describe('built-in rule sets', () => {
     const broken = {
       name: 'broken',
       description: 'x',
-      rules: [{ match: 'ls *', verdict: 'allow' as const, why: 'x', matches: [], notMatches: ['rm'] }],
+      rules: [
+        {
+          match: 'ls *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: [],
+          notMatches: ['rm'],
+          options: { flags: 'l' },
+        },
+      ],
     };
     expect(() => compileRuleset(broken)).toThrow(RulesetError);
   });
@@ -62,5 +96,59 @@ describe('built-in rule sets', () => {
       rules: [{ match: "ls 'x", verdict: 'allow' as const, why: 'x', matches: ['ls'], notMatches: ['rm'] }],
     };
     expect(() => compileRuleset(broken)).toThrow(/unclosed single quote/);
+  });
+
+  test('an allow rule with a wildcard and no read-only contract is a load error', () => {
+    const broken = {
+      name: 'broken',
+      description: 'x',
+      rules: [{ match: 'sort *', verdict: 'allow' as const, why: 'x', matches: ['sort f'], notMatches: ['rm'] }],
+    };
+    expect(() => compileRuleset(broken)).toThrow(/needs its read-only contract/);
+  });
+
+  test('a contract that lets an unknown option through is a load error', () => {
+    const broken = {
+      name: 'broken',
+      description: 'x',
+      rules: [
+        {
+          match: 'sort *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['sort f'],
+          notMatches: ['rm'],
+          options: { everyOptionReadOnly: true, check: () => undefined },
+        },
+      ],
+    };
+    expect(() => compileRuleset(broken)).toThrow(/does not refuse "sort --letkite-unknown-option"/);
+  });
+
+  test('a contract that does not refuse its refused examples is a load error', () => {
+    const broken = {
+      name: 'broken',
+      description: 'x',
+      rules: [
+        {
+          match: 'sort *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['sort f'],
+          notMatches: ['rm'],
+          options: { flags: 'uo' },
+          refuses: ['sort -o out f'],
+        },
+      ],
+    };
+    expect(() => compileRuleset(broken)).toThrow(/does not refuse "sort -o out f"/);
+  });
+
+  test.each(rulesetNames)('every allow entry of %s with a wildcard has a read-only contract', (name) => {
+    for (const rule of rulesetDefinitions[name].rules) {
+      if (rule.verdict !== 'allow') continue;
+      const open = /(^|\s)\*\*?(\s|$)|[?[]/.test(rule.match) || rule.match.includes('*');
+      if (open) expect(rule.options, rule.match).toBeDefined();
+    }
   });
 });

@@ -12,6 +12,7 @@ export const reasonLayers = [
   'parse',
   'allowlist',
   'environment',
+  'unattended',
 ] as const;
 export type ReasonLayer = (typeof reasonLayers)[number];
 

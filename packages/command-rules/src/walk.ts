@@ -1,4 +1,5 @@
 import { type Analysis, maxNestingDepth, type StdinFeed, words } from './analysis';
+import { checkSpawnLoop } from './builtin-layers';
 import { analyzeInvocation } from './invocation';
 import { isDiskDevice, isHarmlessDevice } from './paths';
 import {
@@ -205,6 +206,7 @@ function walkChildren(node: Node, ctx: WalkContext): void {
 /** Whether a word-level node can contain a command: only through `$(`, backticks or process substitution. */
 function mayHoldCommands(node: Node): boolean {
   const text = node.text;
+  checkSpawnLoop(node, ctx.acc);
   return text.includes('$') || text.includes('`') || text.includes('<(') || text.includes('>(');
 }
 
