@@ -1,10 +1,11 @@
-import { LetKiteError } from '@letkite/protocol';
+import { ApprovalBinding, LetKiteError } from '@letkite/protocol';
 import type { SignedInUser } from '../identity/current-user';
 import type { IdentityStore } from '../identity/identity-store';
 import type { Store } from '../store/types';
 import type { ApprovalRequest, ApprovalStore } from './approval-store';
 import { approverCandidates } from './approver-directory';
 import { whyNotApprover } from './approvers';
+import { pinsApprovers } from './gate';
 
 /** An approval request as the web app shows it to a signed-in person. */
 export interface ApprovalView {
@@ -65,12 +66,29 @@ export async function loadApprovalFor(
   return { request, whyNot };
 }
 
+/**
+ * Whether only a passkey can approve `r` now: it was made so, or one of the machines it binds has pinned approvers
+ * since (their agents would refuse anything else).
+ */
+export async function isPasskeyOnly(deps: Pick<ViewDeps, 'store'>, r: ApprovalRequest): Promise<boolean> {
+  if (r.passkeyOnly) return true;
+  if (r.proofBinding === null) return false;
+  const binding = ApprovalBinding.safeParse(JSON.parse(r.proofBinding));
+  if (!binding.success) return false;
+  for (const t of binding.data.targets) {
+    const machine = await deps.store.getMachine(t.machine_id);
+    if (machine && pinsApprovers(machine)) return true;
+  }
+  return false;
+}
+
 export async function viewOf(deps: ViewDeps, r: ApprovalRequest, whyNot: string | null): Promise<ApprovalView> {
   const names = new Map<string, string>();
   for (const id of new Set([r.requesterId, ...r.askedUserIds, ...(r.decidedBy ? [r.decidedBy] : [])])) {
     names.set(id, (await deps.store.getUser(id))?.name ?? id);
   }
   const live = r.status === 'pending' && Date.parse(r.expiresAt) > deps.now().getTime();
+  const passkeyOnly = await isPasskeyOnly(deps, r);
   return {
     id: r.id,
     status: r.status,
@@ -89,8 +107,8 @@ export async function viewOf(deps: ViewDeps, r: ApprovalRequest, whyNot: string 
     decided_by: r.decidedBy ? (names.get(r.decidedBy) ?? r.decidedBy) : null,
     decided_with: r.decidedWith,
     used_at: r.usedAt,
-    passkey_only: r.passkeyOnly,
-    passkey_only_reason: r.passkeyOnly
+    passkey_only: passkeyOnly,
+    passkey_only_reason: passkeyOnly
       ? `"${r.machineName}" checks approvals itself, against the passkeys pinned in its ceiling. An authenticator code cannot be checked by a machine, so approve with your passkey.`
       : null,
     can_decide: live && whyNot === null,

@@ -4,7 +4,7 @@ import type { SignedInUser } from '../identity/current-user';
 import { type PasskeyDeps, verifyPasskeyAssertion } from '../identity/verify-passkey';
 import { type TotpDeps, verifyTotpOnce } from '../identity/verify-totp';
 import type { ApprovalRequest } from './approval-store';
-import { loadApprovalFor, type ViewDeps } from './approval-view';
+import { isPasskeyOnly, loadApprovalFor, type ViewDeps } from './approval-view';
 import type { Approvals } from './approvals';
 import { boundChallenge, challengeKey } from './passkey-challenge';
 
@@ -88,8 +88,8 @@ async function proofHolds(
  * TOTP cannot be checked by a machine: where a target machine verifies approvals itself (or a ceiling rule asks
  * for an approval), only a passkey can approve.
  */
-function assertMethodAllowed(r: ApprovalRequest, method: ApproveInput['method']): void {
-  if (method === 'totp' && r.passkeyOnly) {
+async function assertMethodAllowed(deps: DecideDeps, r: ApprovalRequest, method: ApproveInput['method']) {
+  if (method === 'totp' && (await isPasskeyOnly(deps, r))) {
     throw new LetKiteError(
       'forbidden',
       `"${r.machineName}" verifies approvals itself and accepts passkey approvals only: a TOTP code cannot be checked by the machine`,
@@ -157,7 +157,7 @@ export async function approveRequest(
       retry_after_s: PROOF_WINDOW_MS / 1000,
     });
   }
-  assertMethodAllowed(request, parsed.data.method);
+  await assertMethodAllowed(deps, request, parsed.data.method);
   const proof = await proofHolds(deps, user, request, parsed.data);
   if (!proof.ok) {
     recentFailures(deps.approvals, user.userId, now).push(now);

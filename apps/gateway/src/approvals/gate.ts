@@ -78,7 +78,7 @@ export function approvalProofContext(ctx: ToolCallContext): { approval_proof?: A
 }
 
 /** Whether a machine's reported ceiling pins approvers (false when it cannot be read: the agent has the last word). */
-function pinsApprovers(machine: Machine): boolean {
+export function pinsApprovers(machine: Machine): boolean {
   try {
     return verifiesApprovals(reportedCeiling(machine));
   } catch {
