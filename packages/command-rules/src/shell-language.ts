@@ -169,7 +169,22 @@ type Quoting = 'unquoted' | 'double' | 'heredoc';
  */
 export function scanEmbedded(text: string, quoting: Quoting): Embedded {
   const out: Embedded = { commands: [], arithmetic: [], parameters: [], broken: false };
-  scanInto(text, 0, quoting, out);
+  scanInto(text.includes('\\\n') ? removeContinuations(text) : text, 0, quoting, out);
+  return out;
+}
+
+/** Backslash-newline pairs disappear before the shell reads a word (`$\<newline>(id)` is `$(id)`). */
+export function removeContinuations(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === '\\' && text[i + 1] === '\n') {
+      i++;
+      continue;
+    }
+    out += ch;
+    if (ch === '\\' && i + 1 < text.length) out += text[++i];
+  }
   return out;
 }
 

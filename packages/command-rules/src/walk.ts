@@ -123,10 +123,9 @@ const suspiciousText = /[\r\v\f\\#\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029\u2
 /** Nodes whose inside is one token for this check (their text is quoted or read by other code). */
 const atomicNodes = new Set([
   'word',
-  'string',
   'raw_string',
   'ansi_c_string',
-  'translated_string',
+  'string_content',
   'heredoc_body',
   'heredoc_start',
   'heredoc_end',
@@ -141,7 +140,7 @@ const operatorChars = /[;&|()<>\s]/;
 /**
  * Where the parse tree and the shell may disagree about the words: text between tokens that is not a blank
  * (a CR, a vertical tab, a backslash-newline inside a word), and comments that are not comments (`a#b`).
- * Returns the text with the word-joining continuations removed when that is the only problem.
+ * Returns the text with the backslash-newlines between tokens removed, as the shell reads it, when there are any.
  */
 function lexicalProblems(root: Node, text: string): { problem?: string; joined?: string } {
   if (!suspiciousText.test(text)) return {};
@@ -158,7 +157,6 @@ function lexicalProblems(root: Node, text: string): { problem?: string; joined?:
   let problem: string | undefined;
   const joins: Array<[number, number]> = [];
   let previousEnd = 0;
-  let previous: Node | undefined;
   for (const leaf of leaves) {
     if (leaf.startIndex < previousEnd) continue;
     const gap = text.slice(previousEnd, leaf.startIndex);
@@ -166,10 +164,9 @@ function lexicalProblems(root: Node, text: string): { problem?: string; joined?:
       const withoutContinuations = gap.replace(/\\\n/g, '');
       if (!/^[ \t\n]*$/.test(withoutContinuations)) {
         problem ??= 'the text has characters between words that the shell reads as part of a word (CR, form feed, …)';
-      } else if (withoutContinuations === '' && gap.includes('\\\n') && previous) {
-        const before = text[previousEnd - 1] ?? ' ';
-        const after = text[leaf.startIndex] ?? ' ';
-        if (!operatorChars.test(before) && !operatorChars.test(after)) joins.push([previousEnd, leaf.startIndex]);
+      } else if (gap.includes('\\\n')) {
+        // the shell removes every backslash-newline before it splits words (`ls\<nl>/x` is `ls/x`, `2\<nl>>` is `2>`)
+        joins.push([previousEnd, leaf.startIndex]);
       }
     }
     if (leaf.type === 'comment') {
@@ -182,7 +179,6 @@ function lexicalProblems(root: Node, text: string): { problem?: string; joined?:
         problem ??= `the shell reads ${JSON.stringify(leaf.text.slice(0, 20))} as a comment`;
     }
     previousEnd = leaf.endIndex;
-    previous = leaf;
   }
   const tail = text.slice(previousEnd);
   if (!/^[ \t\n]*$/.test(tail.replace(/\\\n/g, '')) && !/^\\$/.test(tail.trimEnd()))
@@ -206,11 +202,11 @@ function walkChildren(node: Node, ctx: WalkContext): void {
 /** Whether a word-level node can contain a command: only through `$(`, backticks or process substitution. */
 function mayHoldCommands(node: Node): boolean {
   const text = node.text;
-  checkSpawnLoop(node, ctx.acc);
   return text.includes('$') || text.includes('`') || text.includes('<(') || text.includes('>(');
 }
 
 function walk(node: Node, ctx: WalkContext): void {
+  checkSpawnLoop(node, ctx.acc);
   switch (node.type) {
     case 'command':
       visitCommand(node, ctx);
@@ -532,6 +528,9 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
   for (const redirect of redirects) stdin = checkRedirect(redirect, ctx, args) ?? stdin;
   if (args.length > 0) {
     analyzeInvocation(args, ctx.acc, ctx.depth, stdin);
+    // dash has no brace expansion and no `$'…'`: when it would run other words, those are judged too
+    const posix = posixReading(children, namePrefix);
+    if (posix && !sameWords(posix, args)) analyzeInvocation(posix, ctx.acc, ctx.depth, stdin);
     const split = splitOnIfs(args);
     if (split) analyzeInvocation(split, ctx.acc, ctx.depth, stdin);
     const substituted = substituteKnown(args, ctx.vars);
@@ -544,6 +543,30 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
     if (child.type === 'variable_assignment' || child.type.endsWith('_redirect')) walkChildren(child, inner);
     else walk(child, inner);
   }
+}
+
+/** The words as dash reads them (no brace expansion, `$'…'` is `$` and a quoted string); undefined when plain. */
+function posixReading(children: (Node | null)[], namePrefix: string | undefined): Arg[] | undefined {
+  if (!children.some((child) => child && /[{]|\$['"]/.test(child.text))) return undefined;
+  const out: Arg[] = [];
+  for (const child of children) {
+    if (!child) continue;
+    if (child.type === 'command_name') {
+      const segments = wordSegments(
+        child.namedChildCount === 1 && child.firstNamedChild ? child.firstNamedChild : child,
+        true,
+      );
+      if (namePrefix) segments.unshift({ lit: namePrefix, quoted: false });
+      out.push(argFromSegments(segments));
+    } else if (argumentNodes.has(child.type) || child.type === 'regex' || child.type === 'extglob_pattern') {
+      out.push(argFromSegments(wordSegments(child, true)));
+    }
+  }
+  return out;
+}
+
+function sameWords(a: readonly Arg[], b: readonly Arg[]): boolean {
+  return a.length === b.length && a.every((arg, i) => arg.value === b[i]?.value && arg.display === b[i]?.display);
 }
 
 /** `rm${IFS}-rf${IFS}/`: the same words split where an unquoted $IFS stands, as evidence. */
@@ -646,7 +669,7 @@ function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
         } else if (part.type === 'heredoc_body') {
           // the grammar does not parse backticks (and some `${…}` words) in a body: scan its text instead
           if (!heredocQuoted(child)) handleEmbedded(scanEmbedded(part.text, 'heredoc'), ctx, part.text);
-        } else if (argumentNodes.has(part.type)) {
+        } else if (argumentNodes.has(part.type) && part.startIndex < operatorLineEnd(child)) {
           // `rm <<EOF -rf /`: words after the here-document operator are arguments of the command
           trailing.push(part);
         } else if (part.type !== 'heredoc_start' && part.type !== 'heredoc_end' && part.type !== 'file_descriptor') {
@@ -668,6 +691,12 @@ function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
       walk(body, { ...ctx, stdin });
     }
   } else if (body) walk(body, { ...ctx, stdin });
+}
+
+/** Where the line of a here-document operator ends: words after it on that line are arguments. */
+function operatorLineEnd(node: Node): number {
+  const newline = node.text.indexOf('\n');
+  return newline < 0 ? node.endIndex : node.startIndex + newline;
 }
 
 function heredocQuoted(node: Node): boolean {

@@ -4,14 +4,17 @@ import type { Arg, Segment } from './types';
 /** Most words one brace expansion may produce before the word is treated as unknown. */
 const maxBraceWords = 256;
 
-/** The segments of a word node: quote removal and escapes done here, expansions kept as unknown parts. */
-export function wordSegments(node: Node): Segment[] {
+/**
+ * The segments of a word node: quote removal and escapes done here, expansions kept as unknown parts. `posix`
+ * reads it as dash does: `$'…'` and `$"…"` are a `$` followed by a quoted string.
+ */
+export function wordSegments(node: Node, posix = false): Segment[] {
   const out: Segment[] = [];
-  appendSegments(node, out);
+  appendSegments(node, out, posix);
   return out;
 }
 
-function appendSegments(node: Node, out: Segment[]): void {
+function appendSegments(node: Node, out: Segment[], posix = false): void {
   switch (node.type) {
     case 'word':
       appendUnquotedText(node.text, out);
@@ -31,14 +34,17 @@ function appendSegments(node: Node, out: Segment[]): void {
       out.push({ lit: node.text.slice(1, -1), quoted: true });
       return;
     case 'ansi_c_string':
-      out.push({ lit: decodeAnsiC(node.text.slice(2, -1)), quoted: true });
+      out.push({ lit: posix ? `$${node.text.slice(2, -1)}` : decodeAnsiC(node.text.slice(2, -1)), quoted: true });
+      return;
+    case 'translated_string':
+      if (posix) out.push({ lit: '$', quoted: true });
+      appendDoubleQuoted(node, out);
       return;
     case 'string':
-    case 'translated_string':
       appendDoubleQuoted(node, out);
       return;
     case 'concatenation':
-      for (const child of node.children) if (child) appendSegments(child, out);
+      for (const child of node.children) if (child) appendSegments(child, out, posix);
       return;
     case 'simple_expansion':
     case 'expansion': {
