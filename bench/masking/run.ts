@@ -70,3 +70,20 @@ const flat = text.replace(/\n/g, ' ');
 measure('maskSecrets, one long line', flat, () => maskSecrets(flat));
 const base64Blob = 'A'.repeat(1024 * 1024);
 measure('maskSecrets, 1 MiB of "A"', base64Blob, () => maskSecrets(base64Blob));
+// The views of issue #11 at their worst: everything URL-encoded, base64 of text wrapped at 76, hex dump lines,
+// colour codes and zero-width characters everywhere (each must stay linear).
+const encoded = '%41'.repeat(Math.floor((1024 * 1024) / 3));
+measure('maskSecrets, 1 MiB of %41', encoded, () => maskSecrets(encoded));
+const wrapped = (
+  Buffer.from(text.slice(0, 786_432))
+    .toString('base64')
+    .match(/.{1,76}/g) ?? []
+).join('\n');
+measure('maskSecrets, base64 of the log', wrapped, () => maskSecrets(wrapped));
+const dump = Array.from(
+  { length: 16_384 },
+  (_, i) => `${(i * 16).toString(16).padStart(8, '0')}: 4142 4344 4546 4748 494a 4b4c 4d4e 4f50  ABCDEFGHIJKLMNOP`,
+).join('\n');
+measure('maskSecrets, xxd-like dump', dump, () => maskSecrets(dump));
+const invisible = text.replace(/ /g, '\x1b[0m\u200b ');
+measure('maskSecrets, colour + ZWSP log', invisible, () => maskSecrets(invisible));

@@ -96,31 +96,26 @@ const hiddenTrigger = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x9b\u00ad\u200b-\u200f\u2
 export function visibleView(text: string): DerivedView | null {
   if (!hiddenTrigger.test(text)) return null;
   const starts = new Int32Array(text.length);
-  const pieces: string[] = [];
   let length = 0;
   let pos = 0;
-  const keep = (to: number) => {
-    if (to <= pos) return;
-    pieces.push(text.slice(pos, to));
-    for (let i = pos; i < to; i++) starts[length++] = i;
-  };
   hidden.lastIndex = 0;
   for (let m = hidden.exec(text); m !== null; m = hidden.exec(text)) {
-    keep(m.index);
+    for (let i = pos; i < m.index; i++) starts[length++] = i;
     pos = m.index + m[0].length;
-    if (m[0] === '\b' && length > 0) {
-      // Overstrike: the backspace takes back the character before it.
-      length -= 1;
-      const last = pieces.at(-1)!;
-      if (last.length <= 1) pieces.pop();
-      else pieces[pieces.length - 1] = last.slice(0, -1);
-    }
+    // Overstrike: the backspace takes back the character before it.
+    if (m[0] === '\b' && length > 0) length -= 1;
   }
-  keep(text.length);
+  for (let i = pos; i < text.length; i++) starts[length++] = i;
   const kept = starts.slice(0, length);
   const ends = new Int32Array(length);
-  for (let i = 0; i < length; i++) ends[i] = kept[i]! + 1;
-  return { text: pieces.join(''), starts: kept, ends };
+  const codes = new Uint16Array(length);
+  for (let i = 0; i < length; i++) {
+    ends[i] = kept[i]! + 1;
+    codes[i] = text.charCodeAt(kept[i]!);
+  }
+  const parts: string[] = [];
+  for (let i = 0; i < length; i += 8192) parts.push(String.fromCharCode(...codes.subarray(i, i + 8192)));
+  return { text: parts.join(''), starts: kept, ends };
 }
 
 /** Maps a view range of `inner` (a view of `outer`'s text) to `outer`'s original. */

@@ -62,29 +62,35 @@ const hexValue = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87);
 
 /** A run being URL-decoded: its characters and, per character, the original range. */
 interface Run {
-  chars: string[];
-  starts: number[];
-  ends: number[];
+  codes: Uint16Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  length: number;
 }
 
 function percentDecode(run: Run): Run | null {
-  const out: Run = { chars: [], starts: [], ends: [] };
+  const out: Run = {
+    codes: new Uint16Array(run.length),
+    starts: new Int32Array(run.length),
+    ends: new Int32Array(run.length),
+    length: 0,
+  };
   let changed = false;
-  for (let i = 0; i < run.chars.length; i++) {
-    const c = run.chars[i]!;
-    const h1 = run.chars[i + 1]?.charCodeAt(0) ?? 0;
-    const h2 = run.chars[i + 2]?.charCodeAt(0) ?? 0;
-    if (c === '%' && isHex(h1) && isHex(h2)) {
-      out.chars.push(String.fromCharCode(hexValue(h1) * 16 + hexValue(h2)));
-      out.starts.push(run.starts[i]!);
-      out.ends.push(run.ends[i + 2]!);
+  for (let i = 0; i < run.length; i++) {
+    const h1 = i + 2 < run.length ? run.codes[i + 1]! : 0;
+    const h2 = i + 2 < run.length ? run.codes[i + 2]! : 0;
+    const n = out.length++;
+    if (run.codes[i] === 37 && isHex(h1) && isHex(h2)) {
+      out.codes[n] = hexValue(h1) * 16 + hexValue(h2);
+      out.starts[n] = run.starts[i]!;
+      out.ends[n] = run.ends[i + 2]!;
       i += 2;
       changed = true;
       continue;
     }
-    out.chars.push(c);
-    out.starts.push(run.starts[i]!);
-    out.ends.push(run.ends[i]!);
+    out.codes[n] = run.codes[i]!;
+    out.starts[n] = run.starts[i]!;
+    out.ends[n] = run.ends[i]!;
   }
   return changed ? out : null;
 }
@@ -106,18 +112,24 @@ export function percentView(text: string): DerivedView | null {
     while (end < text.length && end - start < MAX_RUN_CHARS && !urlRunStop.test(text[end]!)) end++;
     lastEnd = end;
     percentEscape.lastIndex = end;
-    let run: Run = { chars: [], starts: [], ends: [] };
-    for (let i = start; i < end; i++) {
-      run.chars.push(text[i]!);
-      run.starts.push(i);
-      run.ends.push(i + 1);
+    const size = end - start;
+    let run: Run = {
+      codes: new Uint16Array(size),
+      starts: new Int32Array(size),
+      ends: new Int32Array(size),
+      length: size,
+    };
+    for (let i = 0; i < size; i++) {
+      run.codes[i] = text.charCodeAt(start + i);
+      run.starts[i] = start + i;
+      run.ends[i] = start + i + 1;
     }
     for (let depth = 0; depth < 3; depth++) {
       const decoded = percentDecode(run);
       if (decoded === null) break;
       run = decoded;
     }
-    for (let i = 0; i < run.chars.length; i++) b.push(run.chars[i]!.charCodeAt(0), run.starts[i]!, run.ends[i]!);
+    for (let i = 0; i < run.length; i++) b.push(run.codes[i]!, run.starts[i]!, run.ends[i]!);
     b.separate();
   }
   return b.build();
@@ -336,13 +348,20 @@ export function base64View(text: string): DerivedView | null {
         pieces.length === 1
           ? text.slice(pieces[0]![0], pieces[0]![1])
           : pieces.map(([f, t]) => text.slice(f, t)).join('');
-      // Joined offset → original offset.
+      // Joined offset → original offset: the piece holding it, by binary search over where each piece starts.
+      const joinedStarts = new Int32Array(pieces.length);
+      for (let k = 1; k < pieces.length; k++) {
+        joinedStarts[k] = joinedStarts[k - 1]! + pieces[k - 1]![1] - pieces[k - 1]![0];
+      }
       const toOriginal = (j: number): number => {
-        for (const [f, t] of pieces) {
-          if (j < t - f) return f + j;
-          j -= t - f;
+        let lo = 0;
+        let hi = pieces.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >>> 1;
+          if (joinedStarts[mid]! <= j) lo = mid;
+          else hi = mid - 1;
         }
-        return pieces.at(-1)![1];
+        return pieces[lo]![0] + (j - joinedStarts[lo]!);
       };
       let segmentStart = 0;
       while (segmentStart < joined.length) {
