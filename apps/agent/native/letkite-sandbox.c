@@ -616,6 +616,9 @@ static void drop_capabilities(void) {
 #define __NR_io_uring_enter 426
 #define __NR_io_uring_register 427
 #endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
+#endif
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
 #endif
@@ -635,8 +638,8 @@ static void drop_capabilities(void) {
  * connected socketpair can: it reaches nothing), no UDP, raw, packet, vsock, SCTP or any other family; TCP only,
  * and only when some TCP is granted (Landlock then decides which ports); netlink only for routing information.
  * No io_uring (it can create sockets without socket(2)), no kernel keyrings, no TCP Fast Open data (a send with
- * MSG_FASTOPEN connects without connect(2), which Landlock would have checked). A foreign syscall ABI (x32, i386)
- * is refused outright.
+ * MSG_FASTOPEN connects without connect(2), which Landlock would have checked), no new user namespace. A foreign
+ * syscall ABI (x32, i386) is refused outright.
  */
 static void apply_seccomp(const struct spec *s) {
   const unsigned inet = no_network(s) ? 0 : 1;
@@ -662,6 +665,12 @@ static void apply_seccomp(const struct spec *s) {
   ADD(JEQ(__NR_sendmmsg, 0, 0));
   int j_sendmsg = n;
   ADD(JEQ(__NR_sendmsg, 0, 0));
+  int j_unshare = n;
+  ADD(JEQ(__NR_unshare, 0, 0));
+  int j_clone = n;
+  ADD(JEQ(__NR_clone, 0, 0));
+  int j_clone3 = n;
+  ADD(JEQ(__NR_clone3, 0, 0));
   int j_deny[6];
   const unsigned denied[6] = {__NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
                               __NR_keyctl,         __NR_add_key,        __NR_request_key};
@@ -712,6 +721,14 @@ static void apply_seccomp(const struct spec *s) {
   ADD(RET_ALLOW);
   ADD(RET_ERRNO(EACCES));
 
+  /* No new user namespace: the kernel surface behind it (capabilities over fresh namespaces) stays closed. clone3
+   * passes its flags in memory a filter cannot read: ENOSYS makes libc fall back to clone. */
+  int l_userns = n; /* unshare(flags), clone(flags, ...): flags in args[0] on x86_64 and aarch64 */
+  ADD(LOAD(ARG_LO(0)));
+  ADD(((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1)));
+  ADD(RET_ERRNO(EPERM));
+  ADD(RET_ALLOW);
+
   int l_flags3 = n; /* sendto, sendmmsg: flags in args[3] */
   ADD(LOAD(ARG_LO(3)));
   ADD(((struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, 0, 1)));
@@ -733,6 +750,9 @@ static void apply_seccomp(const struct spec *s) {
   TARGET(j_sendmmsg, l_flags3);
   TARGET(j_sendmsg, l_flags2);
   for (int i = 0; i < 6; i++) TARGET(j_deny[i], l_nosys);
+  TARGET(j_unshare, l_userns);
+  TARGET(j_clone, l_userns);
+  TARGET(j_clone3, l_nosys);
   TARGET(j_inet, l_inet);
   TARGET(j_inet6, l_inet);
   TARGET(j_netlink, l_netlink);
