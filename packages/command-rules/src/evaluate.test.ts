@@ -194,7 +194,7 @@ describe('things that must not be allowed under linux-readonly', () => {
     ['eval ls', 'allow'],
     ['PATH=/tmp ls', 'approve'],
     ['export PATH=/tmp:$PATH; ls', 'approve'],
-    ['LD_PRELOAD=/tmp/x.so ls', 'approve'],
+    ['LD_PRELOAD=/tmp/x.so ls', 'deny'],
     ['env LD_PRELOAD=/tmp/x.so ls', 'approve'],
     ['env PATH=/tmp ls', 'approve'],
     ['BASH_ENV=/tmp/x bash -c ls', 'approve'],
