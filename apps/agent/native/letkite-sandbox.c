@@ -398,6 +398,9 @@ static void collect_hidden(const struct spec *s) {
   for (int i = 0; i < s->n_deny; i++) {
     if (realpath(s->deny[i], hidden[n_hidden]) == NULL) {
       if (errno == ENOENT || errno == ENOTDIR) continue; /* nothing there to hide */
+      /* The account cannot even reach it (e.g. /root/.ssh for nobody): neither can the command, which runs as
+       * the same account without capabilities. Nothing to hide. */
+      if (errno == EACCES) continue;
       refuse("setup failed", "deny path \"%s\": %s", s->deny[i], strerror(errno));
     }
     if (overlaps_a_grant(hidden[n_hidden], s)) n_hidden++;

@@ -382,6 +382,22 @@ describe('as an unprivileged account (user namespace)', () => {
     expect(readFileSync(join(ro, 'secret', 'token'), 'utf8')).toBe('TOP-SECRET\n');
   });
 
+  test('a deny path it cannot even reach (under a 0700 dir of another owner) needs no hiding, and stays unreadable', async () => {
+    const { spec } = fixture(NOBODY);
+    const closed = mkdtempSync(join(tmpdir(), 'letkite-sbx-closed-'));
+    roots.push(closed);
+    mkdirSync(join(closed, 'keys'));
+    writeFileSync(join(closed, 'keys', 'id'), 'CLOSED-SECRET');
+    chmodSync(closed, 0o700);
+    const r = await runSandboxed(
+      { ...spec, readPaths: [...spec.readPaths, closed], denyPaths: [...spec.denyPaths, join(closed, 'keys')] },
+      `cat ${closed}/keys/id; echo "[$?]"`,
+      { uid: NOBODY },
+    );
+    expect(r.stdout).toBe('[1]\n');
+    expect(r.stderr).toMatch(/Permission denied/);
+  });
+
   test('has no capabilities and no_new_privs', async () => {
     const r = await runSandboxed(fixture(NOBODY).spec, 'grep -E "^(CapEff|CapPrm|NoNewPrivs)" /proc/self/status', {
       uid: NOBODY,
