@@ -130,7 +130,8 @@ attacks('assignments that change what runs, in any syntax', [
   { command: 'set -k; ls PATH=evil', shells: bash },
   { command: 'shopt -s expand_aliases\nalias ls=pwned\nls', shells: bash },
   { command: 'shopt -s expand_aliases\nBASH_ALIASES[ls]=pwned\nls', shells: bash },
-  { command: 'wait -p PATH; PATH=evil$PATH; ls', shells: bash },
+  { command: 'unset PATH; : ${PATH:=evil}; ls', shells: both },
+  { command: 'unset PATH; echo "${PATH=evil}"; ls', shells: both },
 ]);
 
 attacks('substitutions in every word context', [
@@ -270,6 +271,8 @@ describe('the classes, as properties', () => {
     (v: string) => `declare -n r=${v}`,
     (v: string) => `exec {${v}}>/dev/null`,
     (v: string) => `builtin read ${v}`,
+    (v: string) => `: \${${v}:=x}`,
+    (v: string) => `echo "\${${v}=x}"`,
   ];
   test.each(sensitive)('assigning %s is never allowed, in any syntax', (variable) => {
     for (const spell of spellings) {

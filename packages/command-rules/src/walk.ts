@@ -335,6 +335,13 @@ function visitParameter(body: string, ctx: WalkContext, shown: Arg[], quoting: '
     checkArithmeticText(parts.subscript, acc, acc.shell, shown);
     handleEmbedded(scanEmbedded(parts.subscript, 'unquoted'), ctx, parts.subscript);
   }
+  if (parts.operator === '=' || parts.operator === ':=') {
+    // `${PATH:=dir}` assigns when the variable is unset or empty
+    const concern = assignmentConcern(parts.name);
+    if (concern) acc.opaque(shown, concern.message, concern.verdict);
+    acc.shell.numeric.delete(parts.name);
+    ctx.vars.delete(parts.name);
+  }
   if (parts.operator === '@P') {
     const known = ctx.vars.get(parts.name);
     if (known === undefined || /[$`\\]/.test(known))
