@@ -5,6 +5,7 @@ import type { ApprovalReason } from '../../approvals/approval-store';
 import { commandRuleReason, machineSetTarget, policyToolReason, requireApproval } from '../../approvals/gate';
 import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
 import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
+import type { Machine } from '../../store/types';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
 import { checkExec, execAgentParams, runExec } from './exec';
 
@@ -38,6 +39,12 @@ async function targets(ctx: ToolCallContext, input: { machines?: string[]; label
     }
   }
   return out;
+}
+
+/** The machine records of a resolved set (for the approval binding), skipping any that vanished meanwhile. */
+async function machinesOf(ctx: ToolCallContext, set: readonly { id: string }[]): Promise<Machine[]> {
+  const found = await Promise.all(set.map((m) => ctx.deps.store.getMachine(m.id)));
+  return found.filter((m): m is Machine => m !== null);
 }
 
 /** The command-rule reasons of every machine that needs a human, without repeats; null when none does. */
@@ -111,8 +118,9 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       policy,
       args,
       reason: needsHuman,
-      // Every machine that passed its checks gets the same request; the approver signs it for each of them.
-      agent: { op: 'exec', params: execAgentParams(perMachine), machines: runnable.map((c) => c.machine) },
+      // The approver sees every machine of the set and signs the same request for each of them (one that is
+      // offline now may be back when the call is repeated).
+      agent: { op: 'exec', params: execAgentParams(perMachine), machines: await machinesOf(ctx, set) },
     }));
   }
 
