@@ -226,7 +226,10 @@ export class GatewayConnection {
           return;
         }
         // Data for a request that already ended (cancelled, failed) is dropped.
-        this.inflight.get(data.id)?.stream.deliver({ type: 'data', payload: data.payload, bytes: data.bytes });
+        const target = this.inflight.get(data.id);
+        if (target && !target.stream.deliver({ type: 'data', payload: data.payload, bytes: data.bytes })) {
+          this.refuseStream(ws, data.id);
+        }
         return;
       }
       let frame: GatewayFrame;
@@ -298,6 +301,18 @@ export class GatewayConnection {
           this.connectedOnce = null;
           return;
         case 'request': {
+          // Two requests under one id would share (and then lose) one cancel and one stream: the second runs nothing.
+          if (this.inflight.has(frame.id)) {
+            this.handlers.log(
+              `refused request ${frame.id} (${frame.op}): that id is already in flight (protocol_error)`,
+            );
+            this.sendOn(ws, {
+              type: 'error',
+              id: frame.id,
+              error: { code: 'protocol_error', message: `request id "${frame.id}" is already in flight` },
+            });
+            return;
+          }
           const controller = new AbortController();
           const stream = new RequestStream((f, written) => this.sendBinaryOn(ws, f, written));
           this.inflight.set(frame.id, { controller, stream });
@@ -316,14 +331,31 @@ export class GatewayConnection {
         case 'credit':
         case 'entry':
         case 'entry_end':
-        case 'stream_end':
-          this.inflight.get(frame.id)?.stream.deliver(frame);
+        case 'stream_end': {
+          const target = this.inflight.get(frame.id);
+          if (target && !target.stream.deliver(frame)) this.refuseStream(ws, frame.id);
           return;
+        }
         case 'error':
           this.handlers.log(`gateway refused: ${frame.error.code}: ${frame.error.message}`);
           return;
       }
     });
+  }
+
+  /**
+   * The gateway pushed more stream frames at a request than it could take (one that takes no stream, or one that
+   * did not ask yet): a protocol error. Closing, rather than buffering them, keeps a rogue from filling memory.
+   */
+  private refuseStream(ws: WebSocket, id: string): void {
+    this.handlers.log(
+      `the gateway pushed stream frames at request ${id} that it did not ask for; closing (protocol_error)`,
+    );
+    this.sendOn(ws, {
+      type: 'error',
+      error: { code: 'protocol_error', message: `unrequested stream frames for "${id}"` },
+    });
+    ws.close(1008, 'protocol_error');
   }
 
   /** tls `checkServerIdentity`: the usual host-name check, then the pin taken at join. */
