@@ -40,9 +40,21 @@ function conflict(message: string): LetKiteError {
   return new LetKiteError('conflict', message);
 }
 
-/** A symlink target that stays inside the tree when resolved from `rel`'s directory (checked lexically). */
+/**
+ * A symlink target that stays inside the tree when resolved from `rel`'s directory: relative, in normal form (only
+ * ".." steps, then names; or "." alone, as the source writes them), and inside when resolved lexically. The normal
+ * form is what makes the lexical check sound: a ".." after a name could climb out of a directory that is itself a
+ * link in the tree ("sub/up" -> ".." makes "sub/up/../x" lexically "sub/x" but really "../x"), while ".." steps
+ * taken first only climb the real directories above `rel`, and every link below them stays inside by the same rule.
+ */
 function targetStaysInside(rel: string, target: string): boolean {
   if (target.startsWith('/') || target.includes('\0')) return false;
+  if (target !== '.') {
+    const parts = target.split('/');
+    const firstName = parts.findIndex((part) => part !== '..');
+    const names = firstName === -1 ? [] : parts.slice(firstName);
+    if (names.some((part) => part === '' || part === '.' || part === '..')) return false;
+  }
   const root = '/letkite-transfer-root';
   const resolved = posix.resolve(root, posix.dirname(rel), target);
   return resolved === root || resolved.startsWith(`${root}/`);
