@@ -1,7 +1,7 @@
 import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentFrame, gatewayProofText, PROTOCOL_VERSION } from '@letkite/protocol';
+import { type AgentFrame, decodeDataFrame, gatewayProofText, PROTOCOL_VERSION } from '@letkite/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { waitFor } from './processes';
 
@@ -56,8 +56,10 @@ export interface RogueOptions {
  *
  * API: `.url`; `.agentState(machineId?)` (a state file's contents pointing here); `.welcomed()` (an agent's auth
  * arrived and was answered); `.connected()` (the agent accepted the welcome: its ceiling report arrived);
- * `.request(op, params, context?)` (on the newest socket; answers `{ok:false, error:{code:'closed'}}` if the socket
- * closes first); `.sendRaw(frame)` (any JSON value, or a Buffer as a binary message, on the newest socket);
+ * `.request(op, params, context?, id?)` (on the newest socket; answers `{ok:false, error:{code:'closed'}}` if the
+ * socket closes first); `.sendRaw(frame)` (any JSON value, or a Buffer as a binary message, on the newest socket);
+ * `.sendText(text)` (a text message exactly as given, e.g. malformed JSON); `.streamed(id)` (the entry, entry_end and
+ * credit frames and the data-frame payloads the agent sent for a request, in order: what a transfer source streams);
  * `.reports` (ceiling reports); `.earlyAnswers`; `.auths` (auth frames received); `.closes` (close codes of agent sockets);
  * `.close()`.
  */
@@ -80,6 +82,8 @@ export class RogueGateway {
    * closed the socket).
    */
   readonly earlyAnswers: RogueAnswer[] = [];
+  /** What agents streamed per request id: entry / entry_end / credit frames and binary data payloads, in order. */
+  private readonly streams = new Map<string, (AgentFrame | { type: 'data'; payload: Buffer })[]>();
   /** The identity key this rogue signs welcomes with (the pinned one unless impostor). */
   private readonly key: KeyObject;
   private readonly pinned: string;
@@ -136,8 +140,12 @@ export class RogueGateway {
     await waitFor('agent connected to the rogue gateway', () => this.socket !== null);
   }
 
-  request(op: string, params: unknown, context: Record<string, unknown> = { policy: 'full' }): Promise<RogueAnswer> {
-    const id = `x${this.nextId++}`;
+  request(
+    op: string,
+    params: unknown,
+    context: Record<string, unknown> = { policy: 'full' },
+    id = `x${this.nextId++}`,
+  ): Promise<RogueAnswer> {
     const ws = this.socket ?? this.latest;
     return new Promise((resolve) => {
       if (!ws || ws.readyState !== ws.OPEN) {
@@ -155,6 +163,23 @@ export class RogueGateway {
     if (!ws || ws.readyState !== ws.OPEN) return;
     if (Buffer.isBuffer(frame)) ws.send(frame, { binary: true });
     else ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends a text message exactly as given (malformed JSON, say) on the newest socket. */
+  sendText(text: string): void {
+    const ws = this.latest;
+    if (ws && ws.readyState === ws.OPEN) ws.send(text);
+  }
+
+  /** The stream frames and data payloads the agent sent for request `id` so far. */
+  streamed(id: string): readonly (AgentFrame | { type: 'data'; payload: Buffer })[] {
+    return this.streams.get(id) ?? [];
+  }
+
+  private record(id: string, item: AgentFrame | { type: 'data'; payload: Buffer }): void {
+    const list = this.streams.get(id) ?? [];
+    list.push(item);
+    this.streams.set(id, list);
   }
 
   async close(): Promise<void> {
@@ -177,7 +202,13 @@ export class RogueGateway {
       }
     });
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
+      if (isBinary) {
+        const decoded = decodeDataFrame(
+          new Uint8Array(Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer)),
+        );
+        if (decoded) this.record(decoded.id, { type: 'data', payload: Buffer.from(decoded.payload) });
+        return;
+      }
       let frame: AgentFrame;
       try {
         frame = JSON.parse(data.toString()) as AgentFrame;
@@ -218,6 +249,11 @@ export class RogueGateway {
           return;
         case 'chunk':
           this.waiting.get(frame.id)?.chunks.push({ stream: frame.stream, data: frame.data });
+          return;
+        case 'entry':
+        case 'entry_end':
+        case 'credit':
+          this.record(frame.id, frame);
           return;
         case 'response': {
           const w = this.waiting.get(frame.id);
