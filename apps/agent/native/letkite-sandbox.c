@@ -693,8 +693,7 @@ static void apply_seccomp(const struct spec *s) {
   ADD(JEQ(AF_INET6, 0, 0));
   int j_netlink = n;
   ADD(JEQ(AF_NETLINK, 0, 0));
-  int l_eacces = n;
-  ADD(RET_ERRNO(EACCES));
+  ADD(RET_ERRNO(EACCES)); /* AF_UNIX and every other family */
   int l_inet = n;
   if (!inet) ADD(RET_ERRNO(EACCES));
   ADD(LOAD(ARG_LO(1)));
@@ -760,7 +759,6 @@ static void apply_seccomp(const struct spec *s) {
   TARGET(j_inet6, l_inet);
   TARGET(j_netlink, l_netlink);
 #undef TARGET
-  (void)l_eacces;
 
   struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) refuse("setup failed", "no_new_privs: %s", strerror(errno));
