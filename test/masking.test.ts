@@ -256,6 +256,11 @@ describe('masking through a real gateway and agent', () => {
     const od = (await exec(`od -A x -t x1z ${path}`)).stdout;
     expectNoLeak(od, [GITHUB, STRIPE], 'od -t x1z');
     expectNoLeak(decodeHexColumns(od, /^[0-9a-f]+ ((?:[0-9a-f]{2} ?){1,16})/), [GITHUB], 'od hex');
+    for (const cmd of ['od -c', 'od', 'od -b', 'od -x']) {
+      const r = await exec(`${cmd} ${path}`);
+      expect(r.masked_count, cmd).toBeGreaterThan(0);
+      expectNoLeak(r.stdout.replace(/ +/g, ''), [GITHUB, STRIPE], cmd);
+    }
     const fromFile = await read(path);
     expect(fromFile.content).toContain('token=***');
   });

@@ -60,8 +60,8 @@ export class ViewBuilder {
 }
 
 /**
- * The original ranges of the view range [start, end): one per stretch without a separator, from the first
- * character's original start to the last one's original end (what lies between them in the original, such as an
+ * The original ranges of the view range [start, end): one per stretch without a separator, from the earliest
+ * original start of its characters to the latest original end (what lies between them in the original, such as an
  * escape sequence or a hex dump's offset column, is masked with it).
  */
 export function originalRanges(view: DerivedView, start: number, end: number): [number, number][] {
@@ -75,7 +75,8 @@ export function originalRanges(view: DerivedView, start: number, end: number): [
       pieceStart = -1;
       continue;
     }
-    if (pieceStart < 0) pieceStart = s;
+    // Min and max: little-endian words put a later byte's digits first.
+    pieceStart = pieceStart < 0 ? s : Math.min(pieceStart, s);
     pieceEnd = Math.max(pieceEnd, view.ends[i]!);
   }
   if (pieceStart >= 0) out.push([pieceStart, pieceEnd]);

@@ -213,6 +213,72 @@ function dumpViews(text: string): DerivedView[] {
   return [straight.build(), swapped.build()].filter((v): v is DerivedView => v !== null);
 }
 
+const odEscapes: Record<string, number> = {
+  '\\0': 0,
+  '\\a': 7,
+  '\\b': 8,
+  '\\t': 9,
+  '\\n': 10,
+  '\\v': 11,
+  '\\f': 12,
+  '\\r': 13,
+};
+const odLine = /^(?:[0-7]{7}|[0-9a-f]{6,8}) (.{1,200})$/;
+
+/**
+ * The bytes of one `od` line after its offset: `od -c` (fields of 4: a character, an escape such as `\n`, or 3
+ * octal digits), `od -b` (3-digit octal bytes) or plain `od` (6-digit octal 16-bit words, little-endian). Each byte
+ * with the original range of its field; null when the line is none of these.
+ */
+function parseOdLine(rest: string, at: number): [number, number, number][] | null {
+  const out: [number, number, number][] = [];
+  if (/^\d{6}(?: \d{6}){0,7}$/.test(rest) && !/[89]/.test(rest)) {
+    for (let i = 0; i < rest.length; i += 7) {
+      const word = Number.parseInt(rest.slice(i, i + 6), 8);
+      out.push([word & 255, at + i, at + i + 6], [word >> 8, at + i, at + i + 6]);
+    }
+    return out;
+  }
+  if (/^\d{3}(?: \d{3}){0,15}$/.test(rest) && !/[89]/.test(rest)) {
+    for (let i = 0; i < rest.length; i += 4) out.push([Number.parseInt(rest.slice(i, i + 3), 8), at + i, at + i + 3]);
+    return out;
+  }
+  // od -c: the offset's own space is the first column of the first field.
+  const fields = ` ${rest}`;
+  if (fields.length % 4 !== 0 || fields.length > 64) return null;
+  for (let i = 0; i < fields.length; i += 4) {
+    const field = fields.slice(i, i + 4);
+    const value = field.trimStart();
+    const start = at - 1 + i;
+    if (value === '') out.push([32, start, start + 4]);
+    else if (value.length === 1) out.push([value.charCodeAt(0), start, start + 4]);
+    else if (odEscapes[value] !== undefined) out.push([odEscapes[value]!, start, start + 4]);
+    else if (/^[0-7]{3}$/.test(value)) out.push([Number.parseInt(value, 8), start, start + 4]);
+    else if (value === '**') continue;
+    else return null;
+  }
+  return out;
+}
+
+/** `od` dumps (octal words, octal bytes, characters), consecutive lines read as one stream. */
+function odView(text: string): DerivedView | null {
+  if (!/^(?:[0-7]{7}|[0-9a-f]{6,8}) /m.test(text)) return null;
+  const b = new ViewBuilder();
+  const out = new TextFilter(b);
+  let lineStart = 0;
+  while (lineStart < text.length) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = text.length;
+    const m = odLine.exec(text.slice(lineStart, lineEnd));
+    const bytes = m ? parseOdLine(m[1]!, lineStart + m[0].length - m[1]!.length) : null;
+    if (bytes === null) out.end();
+    else for (const [value, from, to] of bytes) out.push(value, from, to);
+    lineStart = lineEnd + 1;
+  }
+  out.end();
+  return b.build();
+}
+
 // `\xNN` / `0xNN,` byte lists (`xxd -i`, printf, Python).
 const escapedHexRun = /(?:(?:\\x|0x)[0-9A-Fa-f]{2}(?:,[ \t\r\n]{0,16})?){8,}/g;
 const escapedHexByte = /(?:\\x|0x)([0-9A-Fa-f]{2})/g;
@@ -322,7 +388,8 @@ export function hexViews(text: string): DerivedView[] {
     }
   }
   const plain = b.build();
-  const views = dumpViews(text);
+  const od = odView(text);
+  const views = [...dumpViews(text), ...(od ? [od] : [])];
   return plain ? [plain, ...views] : views;
 }
 

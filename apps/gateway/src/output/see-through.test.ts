@@ -137,6 +137,38 @@ describe('hex runs and hex dumps are decoded and masked', () => {
     }
   });
 
+  test('od in every format (octal words, octal bytes, characters) and hexdump words', () => {
+    const od = (bytes: Buffer, f: 'c' | 'b' | 'o') => {
+      const lines: string[] = [];
+      for (let off = 0; off < bytes.length; off += 16) {
+        const row = [...bytes.subarray(off, off + 16)];
+        const fields =
+          f === 'c'
+            ? row
+                .map((b) =>
+                  b === 10
+                    ? '  \\n'
+                    : b >= 32 && b < 127
+                      ? `   ${String.fromCharCode(b)}`
+                      : ` ${b.toString(8).padStart(3, '0')}`,
+                )
+                .join('')
+            : f === 'b'
+              ? ` ${row.map((b) => b.toString(8).padStart(3, '0')).join(' ')}`
+              : ` ${Array.from({ length: row.length / 2 }, (_, i) => (row[2 * i]! + 256 * row[2 * i + 1]!).toString(8).padStart(6, '0')).join(' ')}`;
+        lines.push(`${off.toString(8).padStart(7, '0')}${fields}`);
+      }
+      return `${lines.join('\n')}\n`;
+    };
+    const bytes = Buffer.from(data.length % 2 ? `${data}\n` : data);
+    for (const f of ['c', 'b', 'o'] as const) {
+      const masked = maskSecrets(od(bytes, f));
+      expect(masked.masked_count, `od -${f}`).toBeGreaterThan(0);
+      expect(masked.text.split('\n')[1], `od -${f}`).toBe('');
+    }
+    expect(maskSecrets(odWords(data)).text).not.toMatch(/ 68\*\*\*/);
+  });
+
   test('digests and ids stay', () => {
     const text = `commit ${filler(40, 1, '0123456789abcdef')}\n${filler(64, 2, '0123456789abcdef')}  app.js\n`;
     expect(maskSecrets(text)).toEqual({ text, masked_count: 0 });
