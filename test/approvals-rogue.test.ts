@@ -2,8 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { callTool, FULL_SHELL_CEILING, mcpClient, TestGateway } from './support/letkite';
 import { bindingFor, TestPasskey } from './support/passkey-signer';
-import { CliProcess, removeDir, tempDir } from './support/processes';
+import { CliProcess, removeDir, tempDir, waitFor } from './support/processes';
 import { type RogueAnswer, RogueGateway } from './support/rogue-gateway';
 
 const user = userInfo().username;
@@ -256,6 +257,53 @@ describe("the ceiling's own program allowlist: no policy can widen it", () => {
       expect(r.error?.message).toMatch(/allow list is empty/);
     } finally {
       await env.dispose();
+    }
+  });
+});
+
+describe("the ceiling's program allowlist through the honest gateway", () => {
+  test('the gateway refuses bash -c and python3 -c too, and ls runs', async () => {
+    const gw = await TestGateway.start();
+    const agent = await gw.addAgent('listed', {
+      ceiling: `${FULL_SHELL_CEILING}commands_mode = "allowlist"\nallow = ["ls *"]\n`,
+    });
+    const work = tempDir('allowlist-honest');
+    const client = await mcpClient(
+      gw.url,
+      await gw.apiTokenWithGrant({
+        policy: {
+          name: 'wide-allowlist',
+          shell: 'full',
+          files: [{ path: '*', access: 'rw' }],
+          commands: { mode: 'allowlist', allow: ['bash *', 'python3 *', 'ls *'] },
+        },
+        machines: '*',
+        scopes: '*',
+      }),
+    );
+    try {
+      await waitFor('ceiling report', async () => {
+        const r = await callTool<{ machines: { ceiling: { allow?: string[] } | null }[] }>(client, 'machines_list', {});
+        return r.data.machines[0]?.ceiling?.allow?.length === 1;
+      });
+      const marker = join(work, 'escaped');
+      for (const command of [`bash -c "touch ${marker}"`, `python3 -c "open('${marker}', 'w')"`]) {
+        const r = await callTool(client, 'exec', { machine: 'listed', command });
+        expect(r.error?.code).toBe('blocked_by_ceiling');
+      }
+      expect(existsSync(marker)).toBe(false);
+      writeFileSync(join(work, 'seen.txt'), 'x');
+      const ls = await callTool<{ exit_code: number; stdout: string }>(client, 'exec', {
+        machine: 'listed',
+        command: `ls ${work}`,
+      });
+      expect(ls.data.exit_code).toBe(0);
+      expect(ls.data.stdout).toContain('seen.txt');
+    } finally {
+      await client.close();
+      await agent.dispose();
+      await gw.dispose();
+      removeDir(work);
     }
   });
 });
