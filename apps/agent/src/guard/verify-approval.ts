@@ -178,7 +178,12 @@ export class UsedApprovals {
       return;
     }
     // A damaged file must not forget used ids silently: refuse to start rather than accept replays.
-    const data = JSON.parse(text) as Record<string, unknown>;
+    let data: Record<string, unknown>;
+    try {
+      data = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new Error(`${this.file} is damaged; the agent will not start without knowing which approvals it used`);
+    }
     for (const [id, until] of Object.entries(data)) {
       if (typeof until === 'number') this.used.set(id, until);
     }
