@@ -173,6 +173,15 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
     for (const h of hashes) expect(out).not.toContain(h);
   });
 
+  test('a command started inside the data directory does not read it either', async () => {
+    for (const cwd of [data, agentDir]) {
+      const r = await callTool<ExecOut>(owner, 'exec', { machine, command: 'cat owner-token agent.json; ls', cwd });
+      expect(everything(r)).not.toContain(ownerToken);
+      expect(everything(r)).not.toContain('PRIVATE KEY');
+      expect(r.data.stdout ?? '').not.toContain('agent.json');
+    }
+  });
+
   test('a hard link to the token is refused by the file tools, and cannot be made from the sandbox', async () => {
     const byOwner = join(base, 'hard-link-made-outside');
     linkSync(join(data, 'owner-token'), byOwner);
