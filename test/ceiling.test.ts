@@ -13,8 +13,7 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { CliProcess, removeDir, tempDir, waitFor } from './support/processes';
-import { RogueGateway } from './support/rogue-gateway';
+import { removeDir, tempDir, waitFor } from './support/processes';
 
 interface ExecOut {
   exit_code: number | null;
@@ -357,68 +356,4 @@ describe('the machine keeps the last word (ceiling, sandbox, file tools, allowli
   });
 });
 
-describe('a rogue gateway cannot make the agent pass its ceiling', () => {
-  test('forbidden requests are refused by the agent itself and each refusal is logged', async () => {
-    const rogue = await RogueGateway.start();
-    const stateDir = tempDir('rogue');
-    const work = tempDir('rogue-work');
-    mkdirSync(join(work, 'denied'));
-    writeFileSync(join(work, 'denied', 'secret.txt'), 'top secret');
-    writeFileSync(join(work, 'ro.txt'), 'original');
-    writeFileSync(join(stateDir, 'agent.json'), JSON.stringify(rogue.agentState()), { mode: 0o600 });
-    const ceilingPath = join(stateDir, 'ceiling.toml');
-    writeFileSync(
-      ceilingPath,
-      [
-        'version = 1',
-        'shell = "off"',
-        'commands_mode = "allowlist"',
-        'terminals = false',
-        `run_as = "${user}"`,
-        `files = [{ path = "${work}", access = "ro" }]`,
-        `deny = ["${join(work, 'denied')}"]`,
-        '',
-      ].join('\n'),
-      { mode: 0o644 },
-    );
-    const agent = new CliProcess(['agent', 'run', '--state-dir', stateDir, '--ceiling', ceilingPath]);
-    try {
-      await rogue.connected();
-      const widest = {
-        policy: { name: 'evil', shell: 'full', files: [{ path: '*', access: 'rw' }], commands: { default: 'allow' } },
-        approved: true,
-        confirm: true,
-      };
-      const exec = await rogue.request(
-        'exec',
-        { command: `touch ${work}/pwned`, timeout_ms: 5000, max_output_bytes: 1000 },
-        widest,
-      );
-      expect(exec.error?.code).toBe('blocked_by_ceiling');
-      expect(existsSync(join(work, 'pwned'))).toBe(false);
-
-      const write = await rogue.request('write_file', { path: join(work, 'ro.txt'), content: 'changed' }, widest);
-      expect(write.error?.code).toBe('blocked_by_ceiling');
-      expect(readFileSync(join(work, 'ro.txt'), 'utf8')).toBe('original');
-
-      const read = await rogue.request('read_file', { path: join(work, 'denied', 'secret.txt') }, widest);
-      expect(read.error?.code).toBe('not_found');
-      expect(JSON.stringify(read)).not.toContain('top secret');
-
-      const terminal = await rogue.request('terminal_open', { cols: 80, rows: 24 }, widest);
-      expect(terminal.ok).toBe(false);
-      expect(['unsupported', 'blocked_by_ceiling']).toContain(terminal.error?.code);
-
-      const nonsense = await rogue.request('exec', { command: 12 }, widest);
-      expect(nonsense.error?.code).toBe('invalid_params');
-
-      await waitFor('refusals in the agent log', () => (agent.stderr.match(/refused /g) ?? []).length >= 4);
-      expect(rogue.reports[0]).toMatchObject({ type: 'report', ceiling_source: 'file' });
-    } finally {
-      await agent.stop();
-      await rogue.close();
-      removeDir(stateDir);
-      removeDir(work);
-    }
-  });
-});
+// The rogue-gateway part (a compromised gateway driving a real agent) lives in rogue-gateway.test.ts.

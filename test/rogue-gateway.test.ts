@@ -481,7 +481,12 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
       // by design (documented in apps/agent/src/files/README.md); we only pin that here so a change is seen.
       const read = await env.rogue.request('read_file', { path: admin }, wide);
       expect(codeOf(read)).toBe('ok');
+      // Writing that other name replaces the name (a new file renamed over it), never the denied file's content.
+      const write = await env.rogue.request('write_file', { path: admin, content: 'replaced' }, wide);
+      expect(codeOf(write)).toBe('ok');
+      expect(readFileSync(admin, 'utf8')).toBe('replaced');
       removeDir(admin);
+      untouched();
     });
   });
 
@@ -533,6 +538,26 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
       const sessionId = (first.result as { session_id: string }).session_id;
       const r = await env.rogue.request('shell_run', { session_id: sessionId, command: 'echo hijacked', ...run }, wide);
       expect(codeOf(r)).toBe('not_found');
+    });
+
+    test('a ceiling edited to shell = "off" refuses every command tool, whatever the policy says', async () => {
+      const marker = join(work, `off-${unique()}`);
+      await rewriteCeiling(env, ceilingText(true).replace('shell = "sandboxed"', 'shell = "off"'));
+      try {
+        for (const [op, params] of [
+          ['exec', { command: `echo x > ${marker}`, ...run }],
+          ['shell_run', { command: `echo x > ${marker}`, ...run }],
+          ['job_start', { command: `echo x > ${marker}`, timeout_ms: 5000 }],
+          ['terminal_open', { cols: 80, rows: 24 }],
+        ] as const) {
+          const r = await env.rogue.request(op, params, wide);
+          expect(`${op}: ${codeOf(r)}`).toBe(`${op}: blocked_by_ceiling`);
+        }
+      } finally {
+        await rewriteCeiling(env, ceilingText(true));
+      }
+      await sleep(200);
+      expect(existsSync(marker)).toBe(false);
     });
 
     test('terminals = false refuses terminals; with terminals on, the sandbox bounds what is typed', async () => {
@@ -855,6 +880,25 @@ describe('a compromised gateway against a machine whose ceiling forces allowlist
       expect(`${op} ${JSON.stringify(params)}: ${codeOf(r)}`).toBe(`${op} ${JSON.stringify(params)}: not_found`);
       expect(everything(r)).not.toContain('root:x:0:0');
     }
+  });
+
+  test('malformed parameters are invalid_params; every refusal is in the agent log; the report names the file', async () => {
+    for (const [op, params] of [
+      ['exec', { command: 12 }],
+      ['exec', { argv: [], ...run }],
+      ['read_file', { path: 'relative/path' }],
+      ['write_file', { path: `${work}/x\u0000y`, content: 'x' }],
+      ['job_start', { command: ['not', 'a', 'string'] }],
+      ['transfer_receive', { path: work, window_bytes: -1 }],
+    ] as const) {
+      const r = await env.rogue.request(op, params, asListed);
+      expect(`${op}: ${codeOf(r)}`).toBe(`${op}: invalid_params`);
+    }
+    const refused = (env.agent.stderr.match(/refused /g) ?? []).length;
+    await env.rogue.request('exec', { argv: ['rm', '-rf', work], ...run }, asListed);
+    await waitFor('the refusal in the agent log', () => (env.agent.stderr.match(/refused /g) ?? []).length > refused);
+    expect(existsSync(work)).toBe(true);
+    expect(env.rogue.reports[0]).toMatchObject({ type: 'report', ceiling_source: 'file' });
   });
 
   describe('protocol abuse (each leaves the agent serving, and runs nothing it should not)', () => {
