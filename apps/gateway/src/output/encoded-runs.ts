@@ -361,7 +361,7 @@ const hexTable = new Uint8Array(128);
 for (const c of '0123456789ABCDEFabcdef') hexTable[c.charCodeAt(0)] = 1;
 
 /** Hex runs and hex dumps, decoded: one view per reading (plain runs and dumps, dumps of little-endian words). */
-export function hexViews(text: string): DerivedView[] {
+export function hexViews(text: string, cutAtStart = false): DerivedView[] {
   const b = new ViewBuilder();
   const run = new TextFilter(b);
   // Plain runs of 16 or more digits; `xxd -p` wraps them at 60, so a run filling its line goes on.
@@ -371,9 +371,14 @@ export function hexViews(text: string): DerivedView[] {
     16,
     (length) => length >= 16 && length % 2 === 0,
     (pieces) => {
-      if (!pieces.some(([from, to]) => hexMayHoldText(text, from, to))) return;
-      for (const [from, to] of pieces) pushHexBytes(run, text, from, to - ((to - from) % 2), null, 1);
-      run.end();
+      // A run at the very start of text cut off before it may begin mid-pair: read it at both alignments.
+      const shifts = cutAtStart && pieces[0]![0] === 0 ? [0, 1] : [0];
+      for (const shift of shifts) {
+        const shifted = pieces.map(([from, to], k): [number, number] => [k === 0 ? from + shift : from, to]);
+        if (!shifted.some(([from, to]) => hexMayHoldText(text, from, to))) continue;
+        for (const [from, to] of shifted) pushHexBytes(run, text, from, to - ((to - from) % 2), null, 1);
+        run.end();
+      }
     },
   );
   if (text.includes('\\x') || text.includes('0x')) {
@@ -403,7 +408,7 @@ const MIN_BASE64_RUN = 20;
  * run is decoded natively (Node's decoder takes both alphabets), split at `=`, and only its text stretches are
  * mapped back, to the four characters that hold each byte.
  */
-export function base64View(text: string): DerivedView | null {
+export function base64View(text: string, cutAtStart = false): DerivedView | null {
   const b = new ViewBuilder();
   scanRuns(
     text,
@@ -430,18 +435,23 @@ export function base64View(text: string): DerivedView | null {
         }
         return pieces[lo]![0] + (j - joinedStarts[lo]!);
       };
-      let segmentStart = 0;
-      while (segmentStart < joined.length) {
-        let segmentEnd = joined.indexOf('=', segmentStart);
-        if (segmentEnd < 0) segmentEnd = joined.length;
-        if (segmentEnd - segmentStart >= 12 && mayHoldText(joined, segmentStart, segmentEnd)) {
-          const bytes = Buffer.from(joined.slice(segmentStart, segmentEnd), 'base64');
-          pushTextStretches(b, bytes, (k) => {
-            const first = segmentStart + Math.floor(k / 3) * 4;
-            return [toOriginal(first), toOriginal(Math.min(first + 3, segmentEnd - 1)) + 1];
-          });
+      // A run at the very start of text cut off before it may begin mid-group: decode it at every alignment.
+      const shifts = cutAtStart && pieces[0]![0] === 0 ? [0, 1, 2, 3] : [0];
+      for (const shift of shifts) {
+        let segmentStart = shift;
+        while (segmentStart < joined.length) {
+          let segmentEnd = joined.indexOf('=', segmentStart);
+          if (segmentEnd < 0) segmentEnd = joined.length;
+          if (segmentEnd - segmentStart >= 12 && mayHoldText(joined, segmentStart, segmentEnd)) {
+            const bytes = Buffer.from(joined.slice(segmentStart, segmentEnd), 'base64');
+            const from = segmentStart;
+            pushTextStretches(b, bytes, (k) => {
+              const first = from + Math.floor(k / 3) * 4;
+              return [toOriginal(first), toOriginal(Math.min(first + 3, segmentEnd - 1)) + 1];
+            });
+          }
+          segmentStart = segmentEnd + 1;
         }
-        segmentStart = segmentEnd + 1;
       }
     },
   );

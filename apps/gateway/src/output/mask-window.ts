@@ -7,8 +7,13 @@ import { MASK, replacementFor, scanSecrets } from './scan';
  * return (read_file, job_output), so what straddles the edge is seen whole here. `masked_count` counts the `***` in
  * the returned text.
  */
-export function maskWindow(text: string, from: number, to: number, options: MaskOptions = {}): MaskedText {
-  const { ranges } = scanSecrets(text, { extraPatterns: options.extraPatterns });
+export function maskWindow(
+  text: string,
+  from: number,
+  to: number,
+  options: MaskOptions & { cutAtStart?: boolean } = {},
+): MaskedText {
+  const { ranges } = scanSecrets(text, { extraPatterns: options.extraPatterns, cutAtStart: options.cutAtStart });
   const parts: string[] = [];
   let count = 0;
   let pos = from;
@@ -23,7 +28,7 @@ export function maskWindow(text: string, from: number, to: number, options: Mask
   }
   if (pos < to) parts.push(text.slice(pos, to));
   // Cutting can make harmless text token-shaped at the window's edges: mask once more (a fixed point of maskSecrets).
-  const again = maskSecrets(parts.join(''), options);
+  const again = maskSecrets(parts.join(''), { extraPatterns: options.extraPatterns });
   return { text: again.text, masked_count: count + again.masked_count };
 }
 

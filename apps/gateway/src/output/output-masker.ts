@@ -9,8 +9,8 @@ export interface OutputMasker {
   readonly extraPatterns: readonly RegExp[];
   mask(text: string): MaskedText;
   prepare(text: string, limits?: OutputLimits): PreparedOutput;
-  /** See `maskWindow`. */
-  window(text: string, from: number, to: number): MaskedText;
+  /** See `maskWindow`; `cutAtStart`: the text itself was cut off before its start (the margin did not reach it). */
+  window(text: string, from: number, to: number, options?: { cutAtStart?: boolean }): MaskedText;
   /** A copy of a JSON-like value with every string in it masked (object keys stay): audit details. */
   maskValue<T>(value: T): T;
 }
@@ -48,7 +48,7 @@ export function createOutputMasker(patterns: readonly string[] = []): OutputMask
     extraPatterns,
     mask: (text) => maskSecrets(text, { extraPatterns }),
     prepare: (text, limits = {}) => prepareForAi(text, { ...limits, extraPatterns }),
-    window: (text, from, to) => maskWindow(text, from, to, { extraPatterns }),
+    window: (text, from, to, options = {}) => maskWindow(text, from, to, { ...options, extraPatterns }),
     maskValue: (value) => maskDeep(value, extraPatterns) as typeof value,
   };
 }

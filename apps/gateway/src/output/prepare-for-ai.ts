@@ -37,7 +37,7 @@ function maskThenCap(
   extraPatterns: readonly RegExp[] | undefined,
 ): PreparedOutput | null {
   const window = windowStart === 0 ? text : text.slice(windowStart);
-  const { ranges } = scanSecrets(window, { extraPatterns });
+  const { ranges } = scanSecrets(window, { extraPatterns, cutAtStart: windowStart > 0 });
   const masked = applyMask(window, ranges);
   const capped = capOutput(masked.text, limits);
   const keptFrom = masked.text.length - capped.text.length;

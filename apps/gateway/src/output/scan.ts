@@ -22,6 +22,11 @@ export interface ScanOptions {
   readonly extraPatterns?: readonly RegExp[] | undefined;
   /** The text continues a private key block whose BEGIN line came earlier. */
   readonly insidePrivateKey?: boolean | undefined;
+  /**
+   * The text was cut off before its start (a window's margin, a capped tail): a base64 or hex run at its start is
+   * decoded at every alignment.
+   */
+  readonly cutAtStart?: boolean | undefined;
 }
 
 export interface ScanResult {
@@ -197,7 +202,8 @@ export function scanSecrets(text: string, options: ScanOptions = {}): ScanResult
   const visible = visibleView(text);
   if (visible !== null) scanView(visible, options, found);
   const base = visible?.text ?? text;
-  const decoded = [percentView(base), ...hexViews(base), base64View(base)];
+  const cut = options.cutAtStart === true;
+  const decoded = [percentView(base), ...hexViews(base, cut), base64View(base, cut)];
   for (const view of decoded) {
     if (view === null) continue;
     scanView(visible === null ? view : composeViews(visible, view), options, found);

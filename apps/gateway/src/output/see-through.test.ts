@@ -4,6 +4,7 @@ import { fakePrivateKey, fakeTokens, filler, fold } from './fake-secrets.fixture
 import { maskSecrets } from './mask';
 import { maskCutStart, maskWindow } from './mask-window';
 import { createOutputMasker } from './output-masker';
+import { prepareForAi } from './prepare-for-ai';
 import { compileRedactionPatterns } from './redaction-patterns';
 import { createStreamMasker } from './stream-masker';
 
@@ -341,6 +342,39 @@ describe('property: no planted secret survives, however it is encoded and wherev
       for (const part of [maskWindow(text, 0, cut).text, maskWindow(text, cut, text.length).text]) {
         expect(shows(part, secret), `round ${round}, cut at ${cut}`).toBe(false);
       }
+    }
+  });
+});
+
+describe('text cut off before its start decodes a run at its start at every alignment', () => {
+  const raw = `${filler(80_000, 2, 'abcdefghij klmnop\n')} key=${GH} ${filler(30_000, 3, 'qrstuv wxyz\n')}`;
+  const blob = b64(raw);
+  const tokenAt = Math.floor(raw.indexOf(GH) / 3) * 4;
+
+  test('maskWindow with cutAtStart, wherever the margin begins', () => {
+    for (const shift of [0, 1, 2, 3]) {
+      const start = tokenAt - 2400 + shift;
+      const text = blob.slice(start);
+      // The window itself starts at any alignment too, so that its own second pass cannot find the token.
+      for (const from of [1001, 1002, 1003, 1004]) {
+        const masked = maskWindow(text, from, text.length - 5000, { cutAtStart: true });
+        expect(masked.masked_count, `margin at ${start}, window at ${from}`).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  test('prepareForAi on a long single-line base64 tail masks a token near its end', () => {
+    expect(blob.length).toBeGreaterThan(64_000 + 65_536);
+    for (const extra of ['', 'x', 'xy', 'xyz']) {
+      const text = `${extra}${blob}`;
+      const out = prepareForAi(text);
+      expect(out.truncated).toBe(true);
+      const decodedTail = Buffer.from(
+        out.text.replace(/[^A-Za-z0-9+/]/g, '').slice(-(out.text.length - 8) & ~3),
+        'base64',
+      );
+      expect(out.masked_count, `prefix "${extra}"`).toBeGreaterThan(0);
+      expect(decodedTail.length).toBeGreaterThan(0);
     }
   });
 });

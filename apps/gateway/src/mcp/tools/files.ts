@@ -124,15 +124,19 @@ function maskReadWindow(result: ReadFileWindowResult, masker: OutputMasker) {
   const after = Buffer.from(afterB64 ?? '', 'base64');
   const bytes = result.encoding === 'utf8' ? null : Buffer.from(result.content, 'base64');
   const text = bytes === null ? result.content : strictUtf8(bytes);
+  // The margin did not reach the file's start: a run there may begin mid-group.
+  const cutAtStart = result.offset - before.length > 0;
   if (text !== null) {
     const head = utf8Loose.decode(before);
-    const masked = masker.window(`${head}${text}${utf8Loose.decode(after)}`, head.length, head.length + text.length);
+    const all = `${head}${text}${utf8Loose.decode(after)}`;
+    const masked = masker.window(all, head.length, head.length + text.length, { cutAtStart });
     const content = bytes === null ? masked.text : Buffer.from(masked.text, 'utf8').toString('base64');
     return { ...rest, content, masked_count: masked.masked_count };
   }
   const head = before.toString('latin1');
   const body = (bytes as Buffer).toString('latin1');
-  const masked = masker.window(`${head}${body}${after.toString('latin1')}`, head.length, head.length + body.length);
+  const all = `${head}${body}${after.toString('latin1')}`;
+  const masked = masker.window(all, head.length, head.length + body.length, { cutAtStart });
   return { ...rest, content: Buffer.from(masked.text, 'latin1').toString('base64'), masked_count: masked.masked_count };
 }
 

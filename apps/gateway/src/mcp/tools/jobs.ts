@@ -99,7 +99,9 @@ export const jobOutputHandler = defineHandler(jobOutput, async (input, ctx) => {
     if (next.offset === page.next_offset) after = next.data;
   }
   const masker = await outputMaskerFor(ctx);
-  const masked = masker.window(`${before}${page.data}${after}`, before.length, before.length + page.data.length);
+  const cutAtStart = page.offset - Buffer.byteLength(before) > 0;
+  const text = `${before}${page.data}${after}`;
+  const masked = masker.window(text, before.length, before.length + page.data.length, { cutAtStart });
   // A page that starts where the log dropped its oldest bytes has nothing before it: its first word may be the
   // tail of a secret.
   const dropped = page.offset > 0 && before === '' && page.data !== '';

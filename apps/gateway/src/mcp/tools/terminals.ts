@@ -162,7 +162,9 @@ export const terminalWaitHandler = defineHandler(terminalWait, async (input, ctx
     version = r.version;
     const from = Math.max(0, r.text.length - WAIT_WINDOW_CHARS);
     const margin = Math.max(0, from - WAIT_MARGIN_CHARS);
-    const masked = masker.window(r.text.slice(margin), from - margin, r.text.length - margin);
+    const masked = masker.window(r.text.slice(margin), from - margin, r.text.length - margin, {
+      cutAtStart: margin > 0,
+    });
     last = { text: masked.text, masked: masked.masked_count, exited: r.exited };
     const found = match(masked.text);
     if (found !== null) {
