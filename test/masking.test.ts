@@ -165,6 +165,20 @@ describe('masking through a real gateway and agent', () => {
     }
   });
 
+  test('a window into one long base64 line masks a token whatever alignment its margin starts at', async () => {
+    const raw = `${'lorem ipsum dolor\n'.repeat(5000)}GITHUB_TOKEN=${GITHUB}\n${'sit amet\n'.repeat(4000)}`;
+    const blob = Buffer.from(raw).toString('base64');
+    const path = join(dir, 'one-line.b64');
+    writeFileSync(path, blob);
+    const at = Math.floor(raw.indexOf(GITHUB) / 3) * 4;
+    const encodedToken = blob.slice(at + 4, at + 52);
+    for (const offset of [at - 40_001, at - 40_002, at - 40_003, at - 40_004]) {
+      const r = await read(path, { offset, length: 50_000 });
+      expect(r.masked_count, `window at ${offset}`).toBeGreaterThan(0);
+      expectNoLeak(r.content, [encodedToken], `window at ${offset}`);
+    }
+  });
+
   test('a window inside a private key block shows no key lines', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
