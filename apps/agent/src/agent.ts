@@ -3,10 +3,10 @@ import { loadCommandRules } from '@letkite/command-rules';
 import { type AgentFrame, ExecParams, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
-import { ApprovalVerifier } from './guard/verify-approval';
 import { execCommand } from './executors/exec-command';
 import { isFileOp, runFileOp, stopFileWorkers } from './executors/file-op';
 import { agentProtectedPaths } from './guard/protected-paths';
+import { ApprovalVerifier } from './guard/verify-approval';
 import type { RequestStream } from './request-stream';
 import { isStatefulOp, StatefulOps } from './session-ops';
 import type { AgentState } from './state';
@@ -35,6 +35,17 @@ export function ceilingReport(state: CeilingState): AgentFrame {
     : { type: 'report', ceiling: state.ceiling, ceiling_source: state.source };
 }
 
+/**
+ * One log message as one line: requests carry text the gateway chose (ids, ops, paths, actors), and a line break
+ * or a terminal escape in it must not forge another line of the agent's log. Control, bidi and line-separator
+ * characters are written as `\u{…}`.
+ */
+export function logLine(msg: string): string {
+  return msg.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    return `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`;
+  });
+}
+
 function sendText(send: (f: AgentFrame) => void, id: string, stream: string, text: string): void {
   for (let i = 0; i < text.length; i += CHUNK_CHARS) {
     let end = Math.min(text.length, i + CHUNK_CHARS);
@@ -56,7 +67,8 @@ export class Agent {
   private readonly approvals: ApprovalVerifier;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
-    this.log = options.log ?? ((msg) => console.error(`[agent] ${msg}`));
+    const sink = options.log ?? ((msg: string) => console.error(`[agent] ${msg}`));
+    this.log = (msg) => sink(logLine(msg));
     this.transfers = new TempJournal(options.stateDir ?? null);
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
