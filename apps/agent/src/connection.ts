@@ -21,6 +21,13 @@ import type { AgentState } from './state';
 /** How long the gateway has, from the socket opening, to send a welcome that proves its identity. */
 const HANDSHAKE_TIMEOUT_MS = 15_000;
 
+/**
+ * Most requests one gateway may have running at once; the next is refused with `rate_limited` and runs nothing.
+ * Far above what an honest gateway needs (one request per tool call in flight), it bounds what a rogue one can
+ * start at the same moment: processes, descriptors, memory.
+ */
+export const MAX_INFLIGHT_REQUESTS = 128;
+
 /** If the gateway stops reading, we close rather than queue without bound. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -310,6 +317,19 @@ export class GatewayConnection {
               type: 'error',
               id: frame.id,
               error: { code: 'protocol_error', message: `request id "${frame.id}" is already in flight` },
+            });
+            return;
+          }
+          if (this.inflight.size >= MAX_INFLIGHT_REQUESTS) {
+            this.handlers.log(`refused request ${frame.id} (${frame.op}): ${MAX_INFLIGHT_REQUESTS} already running`);
+            this.sendOn(ws, {
+              type: 'error',
+              id: frame.id,
+              error: {
+                code: 'rate_limited',
+                message: `this machine already runs ${MAX_INFLIGHT_REQUESTS} requests; retry when one ends`,
+                details: { max: MAX_INFLIGHT_REQUESTS },
+              },
             });
             return;
           }
