@@ -905,6 +905,37 @@ describe('a compromised gateway against a machine whose ceiling forces allowlist
     const marker = () => join(work, `proto-${unique()}`);
     const touch = (m: string) => ({ argv: ['touch', m], ...run });
 
+    test('text the gateway chose (paths, ops, ids, actors) cannot forge lines in the agent log', async () => {
+      const forged = '[agent] connected to http://forged.example/ as mch_forged';
+      await env.rogue.request('read_file', { path: `/nonexistent\n${forged}` }, asListed);
+      await env.rogue.request(`op\n${forged}`, {}, asListed);
+      await env.rogue.request('read_file', { path: '/nonexistent' }, { ...asListed, actor: `eve\r\n${forged}` });
+      await env.rogue.request('exec', { argv: ['ls'], ...run }, asListed, `id\n${forged}`.slice(0, 64));
+      await sleep(300);
+      expect(env.agent.stderr).not.toMatch(/[\r\n]\[agent\] connected to http:\/\/forged/);
+      expect(env.agent.stderr).toContain('forged.example');
+    });
+
+    test('at most 128 requests run at once; the next one is refused and runs nothing', async () => {
+      const waiting: Promise<RogueAnswer>[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 128; i += 1) {
+        const id = `held${i}-${unique()}`;
+        ids.push(id);
+        waiting.push(env.rogue.request('transfer_receive', { path: join(work, `held-${id}`) }, asListed, id));
+      }
+      const m = marker();
+      const over = await env.rogue.request('exec', touch(m), asListed);
+      expect(codeOf(over)).toBe('rate_limited');
+      for (const id of ids) env.rogue.sendRaw({ type: 'cancel', id });
+      await Promise.all(waiting);
+      await sleep(300);
+      expect(existsSync(m)).toBe(false);
+      const after = await env.rogue.request('exec', touch(m), asListed);
+      expect(codeOf(after)).toBe('ok');
+      expect(readdirSync(work).filter((n) => n.includes('held-') || n.includes('letkite-xfer'))).toEqual([]);
+    });
+
     test('unknown ops are unsupported; names of object members are no ops', async () => {
       for (const op of ['format_disk', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'run', 'EXEC']) {
         const r = await env.rogue.request(op, touch(marker()), asListed);
