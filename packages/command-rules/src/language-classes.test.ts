@@ -192,7 +192,18 @@ attacks('the shell lexes differently from the grammar', [
   { command: 'echo a\r#$(pwned)', shells: both },
   { command: 'echo a\f#`pwned`', shells: both },
   { command: 'echo a\v#`pwned`', shells: both },
+  { command: 'touch "P"\\WNED', shells: both },
+  { command: "touch 'PW'\\NED", shells: both },
+  { command: 'touch P"W"\\N$\'E\'D', shells: bash },
+  { command: '"pw"\\ned', shells: both },
+  { command: "p'w'\\ned", shells: both },
 ]);
+
+test('a word the grammar splits at a quote-escape boundary is still one word: `rm "-"\\rf /` is a wipe', () => {
+  for (const command of ['rm "-"\\rf /', "rm '-r'\\f /", 'rm -"r"\\f /', 'r"m" -rf /', 'rm "-rf" "/"\\*']) {
+    expect(evaluateCommand(command, open).verdict, command).toBe('deny');
+  }
+});
 
 describe('the language level does not over-block', () => {
   const cases: Array<[string, Verdict]> = [

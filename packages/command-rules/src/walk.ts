@@ -17,6 +17,23 @@ import { type Node, parseShellText } from './shell-parser';
 import type { Arg, Segment } from './types';
 import { argFromSegments, expandBraces, literalArg, unknownArg, wordSegments } from './words';
 
+/** Grammar nodes that are (part of) one word of a command. */
+const argumentNodes = new Set([
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'concatenation',
+  'number',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'brace_expression',
+]);
+
 interface WalkContext {
   acc: Analysis;
   depth: number;
@@ -477,12 +494,55 @@ function checkAssignedNameSubscript(arg: Arg, ctx: WalkContext, shown: Arg[]): v
   checkArithmeticText(arg.value.slice(open + 1, arg.value.lastIndexOf(']')), ctx.acc, ctx.acc.shell, shown);
 }
 
+const wordNodeTypes = new Set([...argumentNodes, 'command_name', 'regex', 'extglob_pattern']);
+
+/**
+ * Word nodes that touch (no blank between them) form one shell word. Returns, for the first node of each such run,
+ * the run; for the other nodes of the run, null. Empty when the grammar split nothing.
+ */
+function gluedWords(children: (Node | null)[]): Map<number, Node[] | null> {
+  const out = new Map<number, Node[] | null>();
+  let run: Node[] = [];
+  const flush = () => {
+    if (run.length > 1) {
+      out.set((run[0] as Node).id, run);
+      for (const node of run.slice(1)) out.set(node.id, null);
+    }
+    run = [];
+  };
+  for (const child of children) {
+    if (!child || !wordNodeTypes.has(child.type)) {
+      flush();
+      continue;
+    }
+    const last = run[run.length - 1];
+    if (last && last.endIndex !== child.startIndex) flush();
+    run.push(child);
+  }
+  flush();
+  return out;
+}
+
+function argsOfNodes(nodes: Node[], prefix?: string): Arg[] {
+  const segments = nodes.flatMap((node) => (node.type === 'command_name' ? nameSegments(node) : wordSegments(node)));
+  if (prefix) segments.unshift({ lit: prefix, quoted: false });
+  const expanded = expandBraces(segments);
+  if (!expanded) return [unknownArg(nodes.map((node) => node.text).join(''), true)];
+  return braceWords(expanded);
+}
+
+/** Brace expansion's words; an empty unquoted one disappears, as in bash (`{,x}` is just `x`). */
+function braceWords(expanded: Segment[][]): Arg[] {
+  if (expanded.length === 1) return expanded.map(argFromSegments);
+  return expanded.filter((segments) => segments.length > 0).map(argFromSegments);
+}
+
 function argsOfNode(node: Node, prefix?: string): Arg[] {
   const segments = node.type === 'command_name' ? nameSegments(node) : wordSegments(node);
   if (prefix) segments.unshift({ lit: prefix, quoted: false });
   const expanded = expandBraces(segments);
   if (!expanded) return [unknownArg(node.text, true)];
-  return expanded.map(argFromSegments);
+  return braceWords(expanded);
 }
 
 function nameSegments(node: Node) {
@@ -496,8 +556,16 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
   let stdin = ctx.stdin;
   const redirects: Node[] = [];
   const children = trailing.length > 0 ? [...node.namedChildren, ...trailing] : node.namedChildren;
+  const glued = gluedWords(children);
   for (const child of children) {
     if (!child) continue;
+    const group = glued.get(child.id);
+    if (group === null) continue;
+    if (group) {
+      // `"-"\rf`, `'PW'\NED`: the grammar splits one shell word where a quote meets an escape; bash does not
+      args.push(...argsOfNodes(group, child.type === 'command_name' ? namePrefix : undefined));
+      continue;
+    }
     switch (child.type) {
       case 'command_name':
         args.push(...argsOfNode(child, namePrefix));
@@ -556,8 +624,24 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
 function posixReading(children: (Node | null)[], namePrefix: string | undefined): Arg[] | undefined {
   if (!children.some((child) => child && /[{]|\$['"]/.test(child.text))) return undefined;
   const out: Arg[] = [];
+  const glued = gluedWords(children);
   for (const child of children) {
     if (!child) continue;
+    const group = glued.get(child.id);
+    if (group === null) continue;
+    if (group) {
+      const segments = group.flatMap((node) =>
+        wordSegments(
+          node.type === 'command_name' && node.namedChildCount === 1 && node.firstNamedChild
+            ? node.firstNamedChild
+            : node,
+          true,
+        ),
+      );
+      if (namePrefix && child.type === 'command_name') segments.unshift({ lit: namePrefix, quoted: false });
+      out.push(argFromSegments(segments));
+      continue;
+    }
     if (child.type === 'command_name') {
       const segments = wordSegments(
         child.namedChildCount === 1 && child.firstNamedChild ? child.firstNamedChild : child,
@@ -630,22 +714,6 @@ export function decodeBase64Text(encoded: string, encoding: 'utf-8' | 'utf-16le'
     return undefined;
   }
 }
-
-const argumentNodes = new Set([
-  'word',
-  'string',
-  'raw_string',
-  'ansi_c_string',
-  'translated_string',
-  'concatenation',
-  'number',
-  'simple_expansion',
-  'expansion',
-  'command_substitution',
-  'process_substitution',
-  'arithmetic_expansion',
-  'brace_expression',
-]);
 
 function visitRedirectedStatement(node: Node, ctx: WalkContext): void {
   let stdin = ctx.stdin;

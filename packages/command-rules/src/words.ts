@@ -138,8 +138,14 @@ const simpleEscapes: Record<string, string> = {
   '?': '?',
 };
 
-/** Decodes the body of a bash `$'…'` string. */
+/** Decodes the body of a bash `$'…'` string; like bash, a NUL (`\0`, `\x00`, `\c@`, …) ends it. */
 export function decodeAnsiC(body: string): string {
+  const decoded = decodeAnsiCEscapes(body);
+  const nul = decoded.indexOf('\0');
+  return nul < 0 ? decoded : decoded.slice(0, nul);
+}
+
+function decodeAnsiCEscapes(body: string): string {
   let out = '';
   for (let i = 0; i < body.length; i++) {
     const ch = body[i] as string;
@@ -276,7 +282,7 @@ function expandTokens(tokens: Token[], from: number): Token[][] | undefined {
         }
       } else if (t.ch === ',' && depth === 1) commas.push(i);
     }
-    if (close < 0) return [tokens];
+    if (close < 0) continue; // an unmatched `{` is a literal; a later one may still expand
     const prefix = tokens.slice(0, open);
     const suffix = tokens.slice(close + 1);
     let alternatives: Token[][] | undefined;
