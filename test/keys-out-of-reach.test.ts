@@ -38,11 +38,12 @@ function everything(r: unknown): string {
 }
 
 describe('npm start keeps its keys out of the AI’s reach', () => {
-  // Under the home directory, like a checkout: the default ceiling makes home read-write.
-  const base = mkdtempSync(join(homedir(), '.letkite-keys-test-'));
-  const data = join(base, '.letkite');
-  const agentDir = join(data, 'agent');
-  const ceilingPath = join(agentDir, 'ceiling.toml');
+  // Under the home directory, like a checkout: the default ceiling makes home read-write. Made in beforeAll, so
+  // a run that skips this suite leaves nothing behind.
+  let base = '';
+  let data = '';
+  let agentDir = '';
+  let ceilingPath = '';
   let start: CliProcess;
   let port = 0;
   let ownerToken = '';
@@ -52,6 +53,10 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
   let machine = '';
 
   beforeAll(async () => {
+    base = mkdtempSync(join(homedir(), '.letkite-keys-test-'));
+    data = join(base, '.letkite');
+    agentDir = join(data, 'agent');
+    ceilingPath = join(agentDir, 'ceiling.toml');
     port = await freePort();
     start = new CliProcess(['start', '--data', data, '--port', String(port)], { LETKITE_HEARTBEAT_MS: '1000' });
     await start.waitForOutput(/Press Ctrl-C to stop/, 60_000);
@@ -75,7 +80,7 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
     await owner?.close();
     await readOnly?.close();
     await start?.stop();
-    rmSync(base, { recursive: true, force: true });
+    if (base) rmSync(base, { recursive: true, force: true });
   });
 
   test('the data directory, the agent state and every key file are private to their owner', () => {
