@@ -183,8 +183,14 @@ function catastrophic(words: Words): string | undefined {
 
 const partitionTools = /^(fdisk|sfdisk|cfdisk|parted|sgdisk|gdisk|cgdisk|fixparts)$/;
 /** Options with which a partition tool only prints. */
-const partitionListing =
-  /^(-l|--list|-d|--dump|-J|--json|-s|--show-size|-V|--verify|-g|--show-geometry|-p|--print|-i|--info|-v|-L|--list-types|--help|-h|--version)$/;
+const partitionListing: Record<string, RegExp> = {
+  fdisk: /^(-l|--list|-x|--list-details|--help|-h|--version|-V)$/,
+  sfdisk:
+    /^(-l|--list|-F|--list-free|-d|--dump|-J|--json|-s|--show-size|-V|--verify|-g|--show-geometry|-T|--list-types|--help|-h|--version|-v)$/,
+  parted: /^(-l|--list|--help|-h|--version|-v)$/,
+  sgdisk: /^(-p|--print|-i|--info|-v|--verify|-L|--list-types|-O|--print-mbr|--help|-h|-V|--version)$/,
+  gdisk: /^(-l)$/,
+};
 
 function deviceOperand(words: Words): Arg | undefined {
   return words.all.slice(1).find((arg) => isDiskDevice(evidenceValue(arg).replace(/^(of|if)=/, '')));
@@ -230,8 +236,13 @@ function wipeEquivalent(words: Words): string | undefined {
     });
     if (target) return `${name} of ${target.display} can make the whole system unusable`;
   }
-  if (partitionTools.test(name) && deviceOperand(words) && !values.some((v) => partitionListing.test(v))) {
-    if (!(name === 'parted' && values.some((v) => v === 'print' || v === 'p'))) {
+  const listing = partitionListing[name];
+  if (partitionTools.test(name) && deviceOperand(words) && !(listing && values.some((v) => listing.test(v)))) {
+    const partedPrintOnly =
+      name === 'parted' &&
+      operands.length > 1 &&
+      operands.slice(1).every((arg) => /^(print|p|unit|s|B|KiB|MiB|GiB|compact|chs|cyl|%)$/.test(arg.value));
+    if (!partedPrintOnly) {
       return `${name} rewrites the partition table of ${deviceOperand(words)?.display}`;
     }
   }
@@ -491,7 +502,10 @@ function unattended(words: Words): { verdict: Verdict; message: string } | undef
   }
   if (name === 'ssh-copy-id')
     return { verdict: 'approve', message: 'ssh-copy-id adds an SSH key: SSH access is never changed unattended' };
-  if (name === 'crontab' && (hasShort(words, 'e') || operands.length > 0))
+  if (
+    name === 'crontab' &&
+    (hasShort(words, 'e') || operands.filter((arg, i) => all[all.indexOf(arg) - 1]?.value !== '-u' || i < 0).length > 0)
+  )
     return { verdict: 'approve', message: 'crontab installs commands that run later' };
   if (name === 'systemctl') {
     const sub = operands.find((arg) => !arg.dynamic)?.value ?? '';
@@ -723,4 +737,74 @@ export function checkSpawnLoop(node: Node, acc: Analysis): void {
   };
   scan(body);
   if (background && !waits) acc.catastrophic([], 'an endless loop starts a background job on every turn: a fork bomb');
+}
+
+const runners = /^(sh|bash|dash|zsh|ksh|mksh|ash|fish|source|\.|python[0-9.]*|perl|ruby|node|php|pwsh|powershell)$/;
+
+/** The files a download writes: `curl -o F`, `curl -O URL` (its last path part), `wget URL`, `wget -O F`. */
+function downloadedFiles(args: readonly Arg[]): string[] {
+  const name = evidenceName(args[0]?.value ?? '');
+  if (name !== 'curl' && name !== 'wget') return [];
+  const files: string[] = [];
+  const urls = args.slice(1).filter((arg) => /^[a-z]+:\/\//i.test(arg.value));
+  const remoteName = () =>
+    urls
+      .map(
+        (url) =>
+          url.value
+            .replace(/[?#].*$/, '')
+            .split('/')
+            .pop() ?? '',
+      )
+      .filter(Boolean);
+  for (let i = 1; i < args.length; i++) {
+    const value = args[i]?.value ?? '';
+    const next = args[i + 1]?.value ?? '';
+    if (name === 'curl' && (value === '-o' || value === '--output')) files.push(next);
+    else if (name === 'curl' && /^-o./.test(value)) files.push(value.slice(2));
+    else if (name === 'curl' && (value === '-O' || value === '--remote-name' || /^-[a-zA-Z]*O$/.test(value)))
+      files.push(...remoteName());
+    else if (name === 'wget' && (value === '-O' || value === '--output-document')) files.push(next);
+    else if (name === 'wget' && /^--output-document=/.test(value)) files.push(value.slice(18));
+  }
+  if (name === 'wget' && files.length === 0) files.push(...remoteName());
+  return files.filter((file) => file !== '' && file !== '-');
+}
+
+/**
+ * Findings about the line as a whole: a file downloaded and then run in the same line (`curl -o x.sh URL && sh
+ * x.sh`) is piping a download into a shell by another name: never unattended.
+ */
+export function lineFindings(
+  records: ReadonlyArray<{ args: readonly Arg[] }>,
+): Array<BuiltinFinding & { command: string[] }> {
+  const downloaded = new Set<string>();
+  for (const record of records) {
+    for (const file of downloadedFiles(record.args)) {
+      downloaded.add(file);
+      downloaded.add(file.split('/').pop() ?? file);
+    }
+  }
+  if (downloaded.size === 0) return [];
+  for (const record of records) {
+    const [program, ...rest] = record.args;
+    if (!program || program.dynamic) continue;
+    const base = (value: string) => value.split('/').pop() ?? value;
+    const runsFile = runners.test(evidenceName(program.value))
+      ? rest.some((arg) => downloaded.has(arg.value) || downloaded.has(base(arg.value)))
+      : program.value.includes('/') && downloaded.has(base(program.value));
+    const makesExecutable =
+      evidenceName(program.value) === 'chmod' && rest.some((arg) => downloaded.has(base(arg.value)));
+    if (runsFile || makesExecutable) {
+      return [
+        {
+          command: record.args.map((arg) => arg.display),
+          layer: 'unattended',
+          verdict: 'approve',
+          message: 'runs a file downloaded in the same line: the same as piping a download into a shell',
+        },
+      ];
+    }
+  }
+  return [];
 }

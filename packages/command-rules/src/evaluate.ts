@@ -1,6 +1,6 @@
 import { allowlistArgs } from './allowlist';
 import { Analysis, type CommandRecord, words } from './analysis';
-import { builtinFindings } from './builtin-layers';
+import { builtinFindings, lineFindings } from './builtin-layers';
 import { candidateRules, compileCeilingRules, compilePolicy, type RuleIndex } from './compiled-policy';
 import { judgeEnvironment } from './environment';
 import { analyzeInvocation } from './invocation';
@@ -71,6 +71,7 @@ export function evaluateCommand(
   }
   if (acc.commands.length === 0 && acc.findings.length === 0) return finish([emptyReason()], options);
   reasons.push(...acc.findings);
+  reasons.push(...lineFindings(acc.commands));
   const proofNeeded: MatchContext = { needsProof: true, trustedDirs };
   const evidenceNeeded: MatchContext = { needsProof: false, trustedDirs };
   for (const record of acc.commands) {

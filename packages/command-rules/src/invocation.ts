@@ -587,6 +587,17 @@ function xargsHandler(inv: Invocation): void {
   if (procs && (procs.dynamic || /^0+$/.test(procs.value))) inv.opaque('xargs -P0 starts processes without limit');
   if (replace) {
     const marker = replace.value?.value || '{}';
+    // `echo / | xargs -I{} rm -rf {}`: each input line the producer prints is evidence
+    const text = inv.stdin?.known ? inv.stdin.text : inv.stdin?.evidence?.();
+    const inputs = text?.split('\n').filter((line) => line.trim() !== '') ?? [];
+    if (inputs.length > 0 && inputs.length <= 16) {
+      for (const input of inputs) {
+        const filled = inner.map((arg) =>
+          arg.value.includes(marker) ? literalArg(arg.value.replaceAll(marker, input.trim())) : arg,
+        );
+        inv.runInner(filled, undefined);
+      }
+    }
     inv.runInner(
       inner.map((arg) =>
         arg.value.includes(marker)
@@ -1293,7 +1304,8 @@ const plainPrograms = new Set(
     'userdel groupadd passwd chpasswd visudo sudoedit vi vim nvim nano emacs ed ex code tmux screen test [ true ' +
     'false : sleep seq expr bc dc yes shuf split csplit iconv envsubst getent id groups last who w read mapfile ' +
     'readarray printenv export declare typeset local unset set shopt alias unalias cd pushd popd dirs pwd exit ' +
-    'return break continue shift wait jobs fg bg disown kill ulimit umask times history fc complete compgen'
+    'return break continue shift wait jobs fg bg disown kill ulimit umask times history fc complete compgen ' +
+    'fdisk sfdisk cfdisk parted sgdisk gdisk cryptsetup nvme hdparm lvremove vgremove pvremove zpool zfs mdadm'
   ).split(' '),
 );
 
@@ -1321,5 +1333,16 @@ const familyHandlers: Array<[RegExp, Handler]> = [
   [/^(tclsh|wish)[0-9.]*$/, interpreterHandler({ code: '' })],
 ];
 
-for (const [name, spec] of Object.entries(wrapperSpecs)) handlers[name] = (inv) => void inv.unwrap(spec);
+/** Wrappers judged by their inner command only: they change neither what runs nor what it may touch. */
+const transparentWrappers = new Set(['nice', 'nohup', 'timeout', 'time', 'stdbuf', 'command', 'exec']);
+
+for (const [name, spec] of Object.entries(wrapperSpecs)) {
+  handlers[name] = (inv) => {
+    const parsed = inv.unwrap(spec);
+    const writes = name === 'time' && hasOption(parsed, 'o', 'output', 'a', 'append');
+    if (transparentWrappers.has(name) && !parsed.unknown && !parsed.noCommand && parsed.rest.length > 0 && !writes) {
+      inv.transparent();
+    }
+  };
+}
 for (const shell of shells) handlers[shell] = shellHandler;

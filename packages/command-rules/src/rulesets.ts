@@ -217,6 +217,7 @@ function ipCheck(args: readonly Arg[], start: number): string | undefined {
   const object = args[i];
   if (!object) return undefined;
   if (!ipObjects.has(object.value)) return `ip ${object.value} is not an object ip only shows`;
+  if (object.value === 'monitor') return undefined;
   const verb = args[i + 1];
   if (!verb) return undefined;
   if (verb.dynamic || verb.glob) return `${verb.display} is known only at run time`;
@@ -240,18 +241,18 @@ const iptablesList: OptionContract = {
   maxOperands: 2,
 };
 
-const urlOperand = /^(https?:\/\/|[A-Za-z0-9.[\]:_-]+?(:\d+)?(\/|$))/;
+const urlOperand = /^(https?:\/\/|(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9._-]+)(:\d+)?(\/|$))/;
 
 const curlGet: OptionContract = {
   flags: 'fsSLIikvN46gGq',
-  valued: 'HmwAeru',
+  valued: 'HmwAeruo',
   long:
     'silent show-error fail fail-with-body location head include insecure verbose compressed http1.1 http2 http3 ' +
     'ipv4 ipv6 no-buffer globoff no-progress-meter',
   longValued:
     'header max-time connect-timeout retry retry-delay retry-max-time user-agent referer write-out resolve cacert ' +
-    'capath range user max-redirs noproxy connect-to',
-  values: { H: /^[^@]/, header: /^[^@]/ },
+    'capath range user max-redirs noproxy connect-to output',
+  values: { H: /^[^@]/, header: /^[^@]/, o: /^\/dev\/null$/, output: /^\/dev\/null$/ },
   operand: urlOperand,
 };
 
@@ -491,6 +492,13 @@ function cmdSwitches(allowed: RegExp): OptionContract {
     },
   };
 }
+
+/** `declare -p [NAME…]`, `declare -f`, `declare -F`: printing, never assigning. */
+const shellListing: OptionContract = {
+  flags: 'pfFaAilnrtuxg',
+  requires: ['p', 'f', 'F'],
+  operand: /^[A-Za-z_][A-Za-z0-9_]*$/,
+};
 
 /** A linux-readonly entry's contract, shared by other sets that allow the same command. */
 function readonlyOptions(match: string): OptionContract {
@@ -1252,6 +1260,14 @@ const linuxReadonly: RulesetDefinition = {
       ],
       ['read *', 'read -r line', 'readx', { flags: 'ers', valued: 'adinNptu' }],
     ]),
+    ...reads("prints the shell's own variables and functions", [
+      ['declare *', 'declare -p', 'declare x=1', shellListing, ['declare -x PATH=/tmp', 'declare -n x=PATH']],
+      ['typeset *', 'typeset -p', 'typeset x=1', shellListing],
+      ['export -p', 'export -p', 'export PATH=/tmp'],
+      ['readonly -p', 'readonly -p', 'readonly x=1'],
+      ['alias', 'alias', 'alias ls=rm'],
+      ['jobs *', 'jobs -l', 'jobsx', { flags: 'lnprs', everyOptionReadOnly: true }],
+    ]),
     ...reads('wrappers whose inner command is checked on its own', [
       [
         'xargs *',
@@ -1305,8 +1321,8 @@ const linuxReadonly: RulesetDefinition = {
         'watchx',
         {
           inner: true,
-          flags: 'bcCegptx',
-          valued: 'dnq',
+          flags: 'bcCdegptx',
+          valued: 'nq',
           long: 'beep color no-color chgexit errexit no-title precise exec no-wrap',
           longValued: 'interval equexit',
           longOptional: 'differences',
@@ -2279,7 +2295,7 @@ const linuxReadonly: RulesetDefinition = {
           long: 'all remotes list show-current verbose no-color ignore-case omit-empty',
           longValued: 'contains no-contains points-at sort format',
           longOptional: 'merged no-merged color column abbrev',
-          operandsNeed: ['l', 'list'],
+          operandsNeed: ['l', 'list', 'merged', 'no-merged', 'contains', 'no-contains', 'points-at'],
         }),
         ['git branch new', 'git branch -m a b', 'git branch -d x', 'git branch -c a b'],
       ],
@@ -2424,6 +2440,18 @@ const linuxReadonly: RulesetDefinition = {
           maxOperands: 2,
         }),
         ['git config --global core.pager sh', 'git config --get --add x y', 'git config --edit'],
+      ],
+      [
+        'git ** config *',
+        'git config user.name',
+        'git config --unset x',
+        git('config', {
+          flags: 'z',
+          long: 'global system local worktree null includes no-includes show-origin show-scope',
+          longValued: 'file type default',
+          maxOperands: 1,
+        }),
+        ['git config user.name x', 'git config --unset user.name'],
       ],
       [
         'git ** reflog *',
