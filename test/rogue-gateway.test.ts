@@ -236,6 +236,20 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
           if (!existsSync(victim)) writeFileSync(victim, 'victim\n');
         }
       }
+      // The same through argv (execve, no shell), and a wrapper taking its arguments from stdin.
+      for (const params of [
+        { argv: ['rm', victim] },
+        { argv: ['/bin/rm', victim] },
+        { argv: ['/usr/bin/env', 'rm', victim] },
+        { argv: ['bash', '-c', `rm ${victim}`] },
+        { argv: ['xargs', 'rm'], stdin: `${victim}\n` },
+      ]) {
+        const r = await env.rogue.request('exec', { ...params, ...run }, wide);
+        if (codeOf(r) !== 'blocked_by_ceiling' || !existsSync(victim)) {
+          failures.push(`exec ${JSON.stringify(params)} -> ${codeOf(r)} (victim ${existsSync(victim)})`);
+        }
+        if (!existsSync(victim)) writeFileSync(victim, 'victim\n');
+      }
       const job = await env.rogue.request('job_start', { command: `$(echo rm) ${victim}`, timeout_ms: 5000 }, wide);
       if (codeOf(job) !== 'blocked_by_ceiling') failures.push(`job_start -> ${codeOf(job)}`);
       await sleep(300);
