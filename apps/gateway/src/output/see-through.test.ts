@@ -282,6 +282,17 @@ describe('createOutputMasker', () => {
     expect(masker.mask('ACME-\x1b[1m123456\x1b[m').text).toBe('***\x1b[1m\x1b[m');
   });
 
+  test('many strings are masked together and each comes back in its place', () => {
+    const masker = createOutputMasker(['ACME-[0-9]{6}']);
+    const entries = Array.from({ length: 50 }, (_, i) => ({ name: `file-${i}.txt`, path: `/srv/${i}` }));
+    entries[7] = { name: `${GH}.txt`, path: '/srv/ACME-123456' };
+    entries[8] = { name: '-----BEGIN PRIVATE KEY-----', path: fakePrivateKey().split('\n').slice(1).join('\n') };
+    const out = masker.maskValue({ entries });
+    expect(out.entries[7]).toEqual({ name: '***.txt', path: '/srv/***' });
+    expect(out.entries[8]?.path).not.toContain(fakePrivateKey().split('\n')[2]);
+    expect(out.entries.filter((_e, i) => i !== 7 && i !== 8)).toEqual(entries.filter((_, i) => i !== 7 && i !== 8));
+  });
+
   test('invalid stored patterns fail closed', () => {
     expect(() => createOutputMasker(['('])).toThrow();
     expect(compileRedactionPatterns([]).length).toBe(0);
