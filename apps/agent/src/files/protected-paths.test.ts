@@ -53,7 +53,7 @@ describe('protected paths in the file tools', () => {
   });
 
   test('a listing leaves the protected tree out, and deleting its parent is refused', async () => {
-    const listed = await listDir({ path: area.dir, include_hidden: true, recursive: true }, access);
+    const listed = await listDir({ path: area.dir, include_hidden: true, depth: 5 }, access);
     expect(JSON.stringify(listed)).not.toContain('owner-token');
     expect(JSON.stringify(listed)).not.toContain('"data"');
     const r = await refusal(deletePath({ path: area.dir, recursive: true }, access));
