@@ -354,6 +354,54 @@ describe.skipIf(!haveStrace)('differential: what bash and dash run is what the r
     600_000,
   );
 
+  test("words: bash makes the same words of quotes, escapes, $'…' and braces as the rules do", () => {
+    let seed = 20261201;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const pieces = [
+      ...['a', '-', '/', '=', '%', ':', ',', 'a#', '!', '^', '@', "''", '""'],
+      ...['\\\\', '\\a', '\\ ', '\\n', '\\\n', '\\{a,b}', '\\\\\\\\'],
+      ...["'x y'", "'\\n'", '"q\\"w"', '"\\$x"', '"\\\\"', '"a\\\nb"', '"\\a"', '"\\`"'],
+      ...["$'\\x41'", "$'\\101'", "$'\\cA'", "$'\\e'", "$'\\''", "$'\\\\'", "$'\\z'", "$'\\x'", "$'\\c'"],
+      ...[
+        "$'a\\0b'",
+        "$'\\u0041'",
+        "$'\\\"'",
+        '{a,b}',
+        '{1..3}',
+        '{a}',
+        '{,x}',
+        'x{a,{b,c}}',
+        '{a,b',
+        '{a..c..2}',
+        'x,y}',
+        '{{a,b},c}',
+      ],
+    ];
+    const problems: string[] = [];
+    for (let n = 0; n < 600; n++) {
+      let word = '';
+      const count = 1 + Math.floor(random() * 4);
+      for (let i = 0; i < count; i++) word += pieces[Math.floor(random() * pieces.length)];
+      if (word.startsWith('#')) continue;
+      const command = `printf '%s\\0' ${word}`;
+      const result = spawnSync('/bin/bash', ['-c', command], { encoding: 'latin1' });
+      if (result.status !== 0) continue;
+      const shellWords = result.stdout.split('\0').slice(0, -1);
+      const { verdict, reasons } = evaluateCommand(command, policy);
+      const seen = reasons.find((reason) => reason.command[0] === 'printf');
+      if (verdict !== 'allow' || !seen) continue;
+      const ruleWords = seen.command.slice(2);
+      if (JSON.stringify(ruleWords) !== JSON.stringify(shellWords))
+        problems.push(
+          `${JSON.stringify(word)}: bash ${JSON.stringify(shellWords)}, rules ${JSON.stringify(ruleWords)}`,
+        );
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
+
   test('the harness catches a program the rules did not see', () => {
     const execs = trace('bash', 'l\\\ns -la; ca\\\nt file');
     expect(execs.map((exec) => exec.argv)).toEqual([

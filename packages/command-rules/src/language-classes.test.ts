@@ -197,6 +197,8 @@ attacks('the shell lexes differently from the grammar', [
   { command: 'touch P"W"\\N$\'E\'D', shells: bash },
   { command: '"pw"\\ned', shells: both },
   { command: "p'w'\\ned", shells: both },
+  { command: "pwn$'\\0x'ed", shells: bash },
+  { command: "touch PW$'NED\\x00.txt'", shells: bash },
 ]);
 
 test('a word the grammar splits at a quote-escape boundary is still one word: `rm "-"\\rf /` is a wipe', () => {

@@ -267,20 +267,22 @@ function expandTokens(tokens: Token[], from: number): Token[][] | undefined {
   for (let open = from; open < tokens.length; open++) {
     const token = tokens[open];
     if (!token || !('ch' in token) || token.ch !== '{') continue;
+    // as bash's brace_gobbler: a `}` at the opener's level closes it only after a comma there, or when what it
+    // encloses is a sequence (`{a}` stays literal and the search goes on: `{a}x,y}` is `a}x y`)
     let depth = 0;
     const commas: number[] = [];
     let close = -1;
-    for (let i = open; i < tokens.length; i++) {
+    for (let i = open + 1; i < tokens.length; i++) {
       const t = tokens[i];
       if (!t || !('ch' in t)) continue;
       if (t.ch === '{') depth++;
       else if (t.ch === '}') {
-        depth--;
-        if (depth === 0) {
+        if (depth > 0) depth--;
+        else if (commas.length > 0 || sequenceAlternatives(tokens.slice(open + 1, i)) !== undefined) {
           close = i;
           break;
         }
-      } else if (t.ch === ',' && depth === 1) commas.push(i);
+      } else if (t.ch === ',' && depth === 0) commas.push(i);
     }
     if (close < 0) continue; // an unmatched `{` is a literal; a later one may still expand
     const prefix = tokens.slice(0, open);
