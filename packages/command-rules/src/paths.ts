@@ -18,10 +18,19 @@ export function programBasename(name: string): string {
   return name.slice(slash + 1);
 }
 
+const evidenceNames = new Map<string, string>();
+
+/** The basename, lower-cased, without `.exe` (remembered: every command asks several times; bounded). */
 export function evidenceName(name: string): string {
-  return programBasename(name)
-    .toLowerCase()
-    .replace(/\.exe$/, '');
+  let evidence = evidenceNames.get(name);
+  if (evidence === undefined) {
+    evidence = programBasename(name)
+      .toLowerCase()
+      .replace(/\.exe$/, '');
+    if (evidenceNames.size > 4096) evidenceNames.clear();
+    evidenceNames.set(name, evidence);
+  }
+  return evidence;
 }
 
 export function dirname(path: string): string {

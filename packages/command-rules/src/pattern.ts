@@ -237,6 +237,8 @@ function matchPatternWords(pattern: CompiledPattern, args: readonly Arg[], ctx: 
   const words = pattern.words;
   const simple = simpleMatch(words, args);
   if (simple !== undefined) return Math.min(programResult, simple) as MatchResult;
+  const known = knownWordsMatch(words, args);
+  if (known !== undefined) return Math.min(programResult, known) as MatchResult;
   const memo = new Int8Array((words.length + 1) * (args.length + 1)).fill(-1);
   const step = (pi: number, ai: number): MatchResult => {
     const key = pi * (args.length + 1) + ai;
@@ -276,6 +278,36 @@ function matchPatternWords(pattern: CompiledPattern, args: readonly Arg[], ctx: 
     return best;
   };
   return Math.min(programResult, step(0, 1)) as MatchResult;
+}
+
+/**
+ * Known words (nothing dynamic) against a pattern with rests anywhere (`git ** log *`): wildcard matching with
+ * one backtrack point, no allocation. Undefined when a word is dynamic.
+ */
+function knownWordsMatch(words: PatternWord[], args: readonly Arg[]): MatchResult | undefined {
+  for (let i = 1; i < args.length; i++) {
+    const arg = args[i] as Arg;
+    if (arg.dynamic || arg.glob) return undefined;
+  }
+  let pi = 0;
+  let ai = 1;
+  let starPi = -1;
+  let starAi = 0;
+  while (ai < args.length) {
+    const word = words[pi];
+    if (word && word.kind === 'rest') {
+      starPi = pi++;
+      starAi = ai;
+    } else if (word && wordMatches(word, (args[ai] as Arg).value)) {
+      pi++;
+      ai++;
+    } else if (starPi >= 0) {
+      pi = starPi + 1;
+      ai = ++starAi;
+    } else return noMatch;
+  }
+  while (words[pi]?.kind === 'rest') pi++;
+  return pi === words.length ? certainMatch : noMatch;
 }
 
 /** The common case without backtracking: known words, and a rest only at the end. Undefined when it does not apply. */
