@@ -410,6 +410,48 @@ describe('masking through a real gateway and agent', () => {
     }
   });
 
+  test("terminal_read's visible screen masks a token wrapped across its top edge", async () => {
+    const opened = await callTool<{ terminal_id: string }>(client, 'terminal_open', {
+      machine: 'mask',
+      cols: 60,
+      rows: 20,
+    });
+    expect(opened.ok, JSON.stringify(opened.error)).toBe(true);
+    const term = opened.data.terminal_id;
+    try {
+      // 49 x's, a space and the 40-character token wrap after 10 characters of the token; 18 more lines and the
+      // prompt scroll the screen until its first row is the token's other 30 characters.
+      const line = `${'x'.repeat(49)} ${GITHUB}`;
+      await callTool(client, 'terminal_send', {
+        machine: 'mask',
+        terminal_id: term,
+        text: `clear; printf '%s\\n' '${line}'; seq 101 118`,
+        submit: true,
+      });
+      const waited = await callTool<{ matched: boolean }>(client, 'terminal_wait', {
+        machine: 'mask',
+        terminal_id: term,
+        pattern: '\\n118\\n',
+        regex: true,
+        timeout_s: 10,
+      });
+      expect(waited.data.matched).toBe(true);
+      const screen = await waitFor('the token tail on the first row', async () => {
+        const r = await callTool<{ text: string; masked_count: number }>(client, 'terminal_read', {
+          machine: 'mask',
+          terminal_id: term,
+          mode: 'visible',
+        });
+        return r.data.text.split('\n')[1]?.startsWith('101') ? r.data : undefined;
+      });
+      expectNoLeak(screen.text, [GITHUB], 'the visible screen');
+      expect(screen.text.split('\n')[0]).toBe('***');
+      expect(screen.masked_count).toBe(1);
+    } finally {
+      await callTool(client, 'terminal_close', { machine: 'mask', terminal_id: term });
+    }
+  });
+
   test("the owner's lk_ token and other LetKite secrets are masked in command output", async () => {
     const owner = await exec(`cat ${join(gw.dataDir, 'owner-token')} 2>&1; true`);
     expectNoLeak(owner.stdout + owner.stderr, [ownerToken], 'cat owner-token');

@@ -62,6 +62,12 @@ export const TerminalReadResult = TerminalInfo.extend({
   text: z.string(),
   alternate_screen: z.boolean(),
   cursor: z.object({ x: z.number().int(), y: z.number().int() }),
+  /**
+   * visible mode: when the screen's first row continues a line that starts above the screen, that line's earlier
+   * rows. The gateway masks them with the screen (a secret wrapped across the top edge is seen whole), then drops
+   * them: the AI is not shown them.
+   */
+  above: z.string().optional(),
 });
 export type TerminalReadResult = z.infer<typeof TerminalReadResult>;
 

@@ -135,12 +135,17 @@ export class TerminalSession {
     this.lastUsed = Date.now();
     const buffer = this.term.buffer.active;
     let text: string;
+    let above = '';
     if (mode === 'visible') {
       const rows: string[] = [];
       for (let y = buffer.baseY; y < buffer.baseY + this.rows; y++) {
         rows.push((buffer.getLine(y)?.translateToString(true) ?? '').trimEnd());
       }
       text = rows.join('\n').replace(/\n+$/, '');
+      // The first row may continue a line that starts above the screen: its earlier rows go along for masking.
+      for (let y = buffer.baseY; y > 0 && y > buffer.baseY - 64 && buffer.getLine(y)?.isWrapped; y--) {
+        above = (buffer.getLine(y - 1)?.translateToString(true) ?? '') + above;
+      }
     } else {
       text = logicalLines(buffer, 0, buffer.length).slice(-lines).join('\n');
     }
@@ -149,6 +154,7 @@ export class TerminalSession {
       text,
       alternate_screen: buffer.type === 'alternate',
       cursor: { x: buffer.cursorX, y: buffer.cursorY },
+      ...(above === '' ? {} : { above }),
     };
   }
 

@@ -104,10 +104,17 @@ export const terminalReadHandler = defineHandler(terminalRead, async (input, ctx
   ctx.audit.details = { terminal_id: input.terminal_id, mode: input.mode };
   const m = await terminalCall(ctx, input.machine);
   const { machine: _machine, ...params } = input;
-  const screen = TerminalReadResult.parse(await m.call('terminal_read', params));
+  const { above = '', ...screen } = TerminalReadResult.parse(await m.call('terminal_read', params));
   const masker = await outputMaskerFor(ctx);
-  const text = masker.prepare(screen.text);
-  return { ...maskTitle(screen, masker), text: text.text, masked_count: text.masked_count };
+  // The screen's first row may continue a line from above it: masked with that line's start, which is then cut off.
+  const shown =
+    above === '' ? null : masker.window(`${above}${screen.text}`, above.length, above.length + screen.text.length);
+  const text = masker.prepare(shown?.text ?? screen.text);
+  return {
+    ...maskTitle(screen, masker),
+    text: text.text,
+    masked_count: text.masked_count + (shown?.masked_count ?? 0),
+  };
 });
 
 /** A wait pattern: literal text, or a regular expression held to the same rules as account redaction patterns. */
