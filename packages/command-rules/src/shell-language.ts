@@ -94,6 +94,8 @@ export function checkArithmeticText(text: string, acc: Analysis, state: ShellSta
   const scrubbed = text
     .replace(/\$\((?:[^()]|\([^()]*\))*\)|`[^`]*`/g, ' 0 ')
     .replace(/'[^']*'/g, ' 0 ')
+    // `${#name}` and `${#name[@]}` are lengths: numbers, whatever the variable holds
+    .replace(/\$\{#[A-Za-z_0-9@*]*(\[[@*]\])?\}/g, ' 0 ')
     .replace(/\b\d+#[0-9A-Za-z@_]+/g, ' 0 ')
     .replace(/\b0[xX][0-9A-Fa-f]+/g, ' 0 ')
     .replace(/\b\d+/g, ' 0 ');
