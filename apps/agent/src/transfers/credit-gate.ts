@@ -1,4 +1,11 @@
-import { LetKiteError } from '@letkite/protocol';
+import { LetKiteError, MAX_FRAME_BYTES } from '@letkite/protocol';
+
+/**
+ * The most unspent credit a sender accepts: the largest window a destination may grant (`window_bytes` of
+ * transfer_receive) plus one frame. The gateway only relays the destination's credit, so more means it makes
+ * credit up; honouring it would let a rogue gateway that never reads have the agent queue a whole file in memory.
+ */
+export const MAX_UNSPENT_CREDIT = 64 * 1024 * 1024 + MAX_FRAME_BYTES;
 
 /**
  * The sending side of credit flow control: `take` waits while no credit is left. A sender may go on while it has
@@ -12,6 +19,10 @@ export class CreditGate {
 
   grant(bytes: number): void {
     this.available += bytes;
+    if (this.available > MAX_UNSPENT_CREDIT) {
+      this.fail(new LetKiteError('protocol_error', 'the gateway granted more credit than any transfer window holds'));
+      return;
+    }
     if (this.available > 0) this.wake();
   }
 
