@@ -654,6 +654,22 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
       expect(data.toString('latin1')).not.toContain(SECRET_FILE_TEXT);
     });
 
+    test('a source granted more credit than any window refuses, instead of reading the file into memory', async () => {
+      const big = join(work, `big-${unique()}.bin`);
+      writeFileSync(big, Buffer.alloc(24 * 1024 * 1024, 0x62));
+      try {
+        for (const grant of [[2 ** 30], Array.from({ length: 100 }, () => 1024 * 1024)]) {
+          const id = `greedy${unique()}`;
+          const answer = env.rogue.request('transfer_send', { path: big }, wide, id);
+          for (const bytes of grant) env.rogue.sendRaw({ type: 'credit', id, bytes });
+          const r = await answer;
+          expect(codeOf(r), everything(r).slice(0, 300)).toBe('protocol_error');
+        }
+      } finally {
+        removeDir(big);
+      }
+    });
+
     /** Pushes a scripted stream into a transfer_receive and returns its answer. */
     async function receive(
       path: string,
