@@ -147,6 +147,7 @@ export interface IdentityStore {
   membershipsOf(userId: string): Promise<MembershipView[]>;
   membership(accountId: string, userId: string): Promise<MembershipView | null>;
   listMembers(accountId: string): Promise<MemberView[]>;
+  /** Refuses with `conflict` (deciding inside its transaction) when it would leave the account without an owner. */
   setMemberRole(
     accountId: string,
     userId: string,
@@ -154,7 +155,10 @@ export interface IdentityStore {
     customRoleId: string | null,
     audit: AuditEventInput,
   ): Promise<void>;
-  /** Removes a membership with its custom role, group memberships, web sessions and API tokens in that account. */
+  /**
+   * Removes a membership with its custom role, group memberships, web sessions and API tokens in that account;
+   * refuses with `conflict` (deciding inside its transaction) when it would leave the account without an owner.
+   */
   removeMember(accountId: string, userId: string, at: string, audit: AuditEventInput): Promise<void>;
   countOwners(accountId: string): Promise<number>;
 
@@ -175,6 +179,15 @@ export interface IdentityStore {
   ): Promise<void>;
   removePasswordAndTotp(userId: string, audit: AuditEventInput): Promise<void>;
   recordPasswordFailure(userId: string, lockedUntil: string | null): Promise<number>;
+  /**
+   * Counts one password sign-in attempt before it is checked, in one conditional write: refused (`allowed: false`)
+   * while the password is locked; the attempt that reaches `lockAfter` in a row sets the lock to `lockedUntil`
+   * (a right password then clears it through `resetPasswordFailures`). An expired lock starts a fresh count.
+   */
+  claimPasswordAttempt(
+    userId: string,
+    input: { now: string; lockAfter: number; lockedUntil: string },
+  ): Promise<{ allowed: true; attempt: number } | { allowed: false; lockedUntil: string | null }>;
   resetPasswordFailures(userId: string): Promise<void>;
 
   getTotp(userId: string): Promise<TotpState | null>;

@@ -38,9 +38,17 @@ export async function signInWithPassword(
     await burnPasswordCheck(input.password);
     throw refused;
   }
-  if (password.lockedUntil !== null && password.lockedUntil > ctx.now.toISOString()) {
+  // The attempt is counted before the (slow) check, by one conditional write in the store: concurrent guesses
+  // each take one of the LOCKOUT_AFTER tries, and one more is refused, however many arrive at once.
+  const lockedUntil = new Date(t + LOCKOUT_MS).toISOString();
+  const claim = await ctx.deps.identity.claimPasswordAttempt(user.id, {
+    now: ctx.now.toISOString(),
+    lockAfter: LOCKOUT_AFTER,
+    lockedUntil,
+  });
+  if (!claim.allowed) {
     throw new LetKiteError('rate_limited', 'password sign-in is locked after too many failed attempts', {
-      locked_until: password.lockedUntil,
+      locked_until: claim.lockedUntil,
     });
   }
   const ok =
@@ -49,10 +57,8 @@ export async function signInWithPassword(
       ? await verifyTotpOnce({ userId: user.id, code: input.code, deps: ctx.deps })
       : await verifyRecoveryCodeOnce({ userId: user.id, code: input.code, deps: ctx.deps }));
   if (!ok) {
-    const lock = password.failedAttempts + 1 >= LOCKOUT_AFTER;
-    const lockedUntil = lock ? new Date(t + LOCKOUT_MS).toISOString() : null;
-    await ctx.deps.identity.recordPasswordFailure(user.id, lockedUntil);
-    if (lock) {
+    // Only the attempt whose count set the lock reports it, so the lockout is audited once.
+    if (claim.attempt === LOCKOUT_AFTER) {
       for (const m of await ctx.deps.identity.membershipsOf(user.id)) {
         await ctx.deps.store.appendAudit({
           accountId: m.accountId,
@@ -61,7 +67,7 @@ export async function signInWithPassword(
           action: 'user.lockout',
           target: user.id,
           outcome: 'rate_limited',
-          details: { locked_until: lockedUntil, failed_attempts: password.failedAttempts + 1 },
+          details: { locked_until: lockedUntil, failed_attempts: claim.attempt },
         });
       }
     }

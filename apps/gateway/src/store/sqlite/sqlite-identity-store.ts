@@ -41,6 +41,36 @@ function audit(db: Db, e: AuditEventInput): void {
     .run();
 }
 
+/**
+ * Takes the account row's write lock first (a no-op update): on PostgreSQL it serializes the owner changes of one
+ * account, so the owner count read by `keepsAnOwner` in the next statement (READ COMMITTED: a fresh snapshot) is
+ * current; SQLite's write lock already does the same.
+ */
+function lockAccount(db: Db, accountId: string): void {
+  db.update(core.accounts)
+    .set({ name: sql`${core.accounts.name}` })
+    .where(eq(core.accounts.id, accountId))
+    .run();
+}
+
+/** The condition of a demotion or removal: the row is no owner, or another owner remains. */
+function keepsAnOwner(accountId: string) {
+  return or(
+    sql`${core.memberships.role} <> 'owner'`,
+    sql`(SELECT count(*) FROM ${core.memberships} AS o WHERE o.account_id = ${accountId} AND o.role = 'owner') > 1`,
+  );
+}
+
+/** After a guarded write matched nothing: `conflict` when the member exists (so it was the last owner). */
+function refuseLastOwner(db: Db, accountId: string, userId: string): void {
+  const m = db
+    .select({ role: core.memberships.role })
+    .from(core.memberships)
+    .where(and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId)))
+    .get();
+  if (m) throw new LetKiteError('conflict', 'the account needs at least one owner');
+}
+
 function passkeyFromRow(r: typeof id.passkeys.$inferSelect): StoredPasskey {
   return { ...r, transports: JSON.parse(r.transports) as string[] };
 }
@@ -207,10 +237,19 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async setMemberRole(accountId: string, userId: string, role: Role, customRoleId: string | null, a: AuditEventInput) {
     this.db.transaction((tx) => {
-      tx.update(core.memberships)
+      lockAccount(tx, accountId);
+      const changed = tx
+        .update(core.memberships)
         .set({ role })
-        .where(and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId)))
+        .where(
+          and(
+            eq(core.memberships.accountId, accountId),
+            eq(core.memberships.userId, userId),
+            role === 'owner' ? undefined : keepsAnOwner(accountId),
+          ),
+        )
         .run();
+      if (changed.changes !== 1) refuseLastOwner(tx, accountId, userId);
       this.assignCustomRole(tx, accountId, userId, customRoleId);
       audit(tx, a);
     });
@@ -226,9 +265,14 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async removeMember(accountId: string, userId: string, at: string, a: AuditEventInput) {
     this.db.transaction((tx) => {
-      tx.delete(core.memberships)
-        .where(and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId)))
+      lockAccount(tx, accountId);
+      const gone = tx
+        .delete(core.memberships)
+        .where(
+          and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId), keepsAnOwner(accountId)),
+        )
         .run();
+      if (gone.changes !== 1) refuseLastOwner(tx, accountId, userId);
       this.assignCustomRole(tx, accountId, userId, null);
       const groupIds = tx
         .select({ id: id.groups.id })
@@ -398,6 +442,29 @@ export class SqliteIdentityStore implements IdentityStore {
       .returning({ n: id.userPasswords.failedAttempts })
       .get();
     return r?.n ?? 0;
+  }
+
+  async claimPasswordAttempt(
+    userId: string,
+    input: { now: string; lockAfter: number; lockedUntil: string },
+  ): Promise<{ allowed: true; attempt: number } | { allowed: false; lockedUntil: string | null }> {
+    const p = id.userPasswords;
+    // The decision is this one UPDATE: a locked row is not matched, and the count that reaches the limit locks
+    // in the same write. SET sees the old values on SQLite and PostgreSQL alike.
+    const expired = sql`(${p.lockedUntil} IS NOT NULL AND ${p.lockedUntil} <= ${input.now})`;
+    const next = sql`(CASE WHEN ${expired} THEN 1 ELSE ${p.failedAttempts} + 1 END)`;
+    const r = this.db
+      .update(p)
+      .set({
+        failedAttempts: next,
+        lockedUntil: sql`(CASE WHEN ${next} >= ${input.lockAfter} THEN ${input.lockedUntil} WHEN ${expired} THEN NULL ELSE ${p.lockedUntil} END)`,
+      })
+      .where(and(eq(p.userId, userId), or(isNull(p.lockedUntil), sql`${p.lockedUntil} <= ${input.now}`)))
+      .returning({ n: p.failedAttempts })
+      .get();
+    if (r) return { allowed: true, attempt: r.n };
+    const locked = this.db.select({ until: p.lockedUntil }).from(p).where(eq(p.userId, userId)).get();
+    return { allowed: false, lockedUntil: locked?.until ?? null };
   }
 
   async resetPasswordFailures(userId: string) {
