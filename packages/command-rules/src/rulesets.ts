@@ -345,7 +345,7 @@ const gitGlobal: OptionContract = {
   long:
     'no-pager bare no-replace-objects literal-pathspecs glob-pathspecs noglob-pathspecs icase-pathspecs ' +
     'no-optional-locks no-advice',
-  longValued: 'git-dir work-tree namespace',
+  longValued: 'namespace',
 };
 
 function git(sub: string | string[], contract: OptionContract): OptionContract {
