@@ -1310,6 +1310,10 @@ const plainPrograms = new Set(
 );
 
 export function unknownWrapper(args: readonly Arg[], acc: Analysis, depth: number, program: string): void {
+  if (/^\/(dev\/fd|proc\/[^/]+\/fd)\//.test(args[0]?.value ?? '')) {
+    acc.opaque(args, `${args[0]?.display} runs whatever that file descriptor holds`);
+    return;
+  }
   if (plainPrograms.has(program) || handlers[program] || familyHandlers.some(([family]) => family.test(program))) {
     return;
   }
