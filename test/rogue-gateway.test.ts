@@ -554,15 +554,31 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
       expect(codeOf(r)).toBe('not_found');
     });
 
-    test('a ceiling edited to shell = "off" refuses every command tool, whatever the policy says', async () => {
+    test('a ceiling edited to shell = "off", transfers = false refuses those tools, open sessions included', async () => {
       const marker = join(work, `off-${unique()}`);
-      await rewriteCeiling(env, ceilingText(true).replace('shell = "sandboxed"', 'shell = "off"'));
+      // A shell session and a terminal opened before the edit ...
+      const session = await env.rogue.request('shell_run', { command: 'echo open', ...run }, wide);
+      expect(codeOf(session), everything(session)).toBe('ok');
+      const sessionId = (session.result as { session_id: string }).session_id;
+      const terminal = await env.rogue.request('terminal_open', { cols: 80, rows: 24 }, wide);
+      expect(codeOf(terminal), everything(terminal)).toBe('ok');
+      const terminalId = (terminal.result as { terminal_id: string }).terminal_id;
+      await rewriteCeiling(
+        env,
+        ceilingText(true)
+          .replace('shell = "sandboxed"', 'shell = "off"')
+          .replace('transfers = true', 'transfers = false'),
+      );
       try {
         for (const [op, params] of [
           ['exec', { command: `echo x > ${marker}`, ...run }],
           ['shell_run', { command: `echo x > ${marker}`, ...run }],
+          ['shell_run', { session_id: sessionId, command: `echo x > ${marker}`, ...run }],
           ['job_start', { command: `echo x > ${marker}`, timeout_ms: 5000 }],
           ['terminal_open', { cols: 80, rows: 24 }],
+          ['terminal_send', { terminal_id: terminalId, text: `echo x > ${marker}`, submit: true }],
+          ['transfer_send', { path: victim }],
+          ['transfer_receive', { path: marker }],
         ] as const) {
           const r = await env.rogue.request(op, params, wide);
           expect(`${op}: ${codeOf(r)}`).toBe(`${op}: blocked_by_ceiling`);
