@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type {
   AccessTokenRecord,
   AuthorizationCode,
@@ -68,19 +68,30 @@ export class SqliteOAuthStore implements OAuthStore {
     },
   ): Promise<CodeOutcome> {
     return this.db.transaction((tx): CodeOutcome => {
+      // The decision is this conditional write: of concurrent redemptions (on any number of gateways) exactly one
+      // matches `used_at IS NULL`; the others find the code used and take the reuse path. A failed check burns the
+      // code too: a guessed verifier gets one try.
       const r = tx
-        .select()
-        .from(schema.oauthAuthorizationCodes)
-        .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
+        .update(schema.oauthAuthorizationCodes)
+        .set({ usedAt: input.now })
+        .where(
+          and(eq(schema.oauthAuthorizationCodes.codeHash, codeHash), isNull(schema.oauthAuthorizationCodes.usedAt)),
+        )
+        .returning()
         .get();
-      if (!r) return { kind: 'invalid' };
-      if (r.usedAt !== null) {
+      if (!r) {
+        const used = tx
+          .select()
+          .from(schema.oauthAuthorizationCodes)
+          .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
+          .get();
+        if (!used) return { kind: 'invalid' };
         // RFC 6749 §4.1.2: a code used twice revokes the tokens issued for it.
-        if (r.connectionId) {
-          const audit = input.reuseAudit({ accountId: r.accountId, connectionId: r.connectionId });
-          this.revokeIn(tx, r.connectionId, input.now, audit);
+        if (used.connectionId) {
+          const audit = input.reuseAudit({ accountId: used.accountId, connectionId: used.connectionId });
+          this.revokeIn(tx, used.connectionId, input.now, audit);
         }
-        return { kind: 'reused', connectionId: r.connectionId };
+        return { kind: 'reused', connectionId: used.connectionId };
       }
       const code: AuthorizationCode = {
         accountId: r.accountId,
@@ -95,11 +106,6 @@ export class SqliteOAuthStore implements OAuthStore {
         createdAt: r.createdAt,
         expiresAt: r.expiresAt,
       };
-      // A failed check burns the code too: a guessed verifier gets one try.
-      tx.update(schema.oauthAuthorizationCodes)
-        .set({ usedAt: input.now })
-        .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
-        .run();
       if (code.expiresAt <= input.now || !input.check(code)) return { kind: 'invalid' };
       const connection: Connection = {
         id: input.connectionId,
@@ -135,11 +141,40 @@ export class SqliteOAuthStore implements OAuthStore {
     input: { now: string; clientId: string; tokens: IssuedTokens; reuseAudit: (c: Connection) => AuditEventInput },
   ): Promise<RefreshOutcome> {
     return this.db.transaction((tx): RefreshOutcome => {
+      const t = schema.oauthRefreshTokens;
+      const c = schema.oauthConnections;
+      // The decision is this conditional write: of concurrent refreshes with one token exactly one matches
+      // `rotated_at IS NULL`; the others see a rotated token below and revoke the grant (RFC 9700 rotation).
+      const rotated = tx
+        .update(t)
+        .set({ rotatedAt: input.now })
+        .where(
+          and(
+            eq(t.tokenHash, refreshTokenHash),
+            isNull(t.rotatedAt),
+            gt(t.expiresAt, input.now),
+            inArray(
+              t.connectionId,
+              tx
+                .select({ id: c.id })
+                .from(c)
+                .where(and(isNull(c.revokedAt), eq(c.clientId, input.clientId))),
+            ),
+          ),
+        )
+        .returning({ connectionId: t.connectionId })
+        .get();
+      if (rotated) {
+        const row = tx.select().from(c).where(eq(c.id, rotated.connectionId)).get();
+        if (!row) return { kind: 'invalid' };
+        this.insertTokens(tx, rotated.connectionId, input.now, input.tokens);
+        return { kind: 'rotated', connection: connectionFromRow(row) };
+      }
       const r = tx
         .select()
-        .from(schema.oauthRefreshTokens)
-        .innerJoin(schema.oauthConnections, eq(schema.oauthRefreshTokens.connectionId, schema.oauthConnections.id))
-        .where(eq(schema.oauthRefreshTokens.tokenHash, refreshTokenHash))
+        .from(t)
+        .innerJoin(c, eq(t.connectionId, c.id))
+        .where(eq(t.tokenHash, refreshTokenHash))
         .get();
       if (!r) return { kind: 'invalid' };
       const connection = connectionFromRow(r.oauth_connections);
@@ -149,13 +184,7 @@ export class SqliteOAuthStore implements OAuthStore {
         this.revokeIn(tx, connection.id, input.now, input.reuseAudit(connection));
         return { kind: 'reused', connection: { ...connection, revokedAt: input.now } };
       }
-      if (r.oauth_refresh_tokens.expiresAt <= input.now) return { kind: 'invalid' };
-      tx.update(schema.oauthRefreshTokens)
-        .set({ rotatedAt: input.now })
-        .where(eq(schema.oauthRefreshTokens.tokenHash, refreshTokenHash))
-        .run();
-      this.insertTokens(tx, connection.id, input.now, input.tokens);
-      return { kind: 'rotated', connection };
+      return { kind: 'invalid' };
     });
   }
 
