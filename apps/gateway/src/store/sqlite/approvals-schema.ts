@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /**
@@ -52,8 +53,22 @@ export const approvalRequests = sqliteTable(
     index('approval_requests_binding').on(t.credentialId, t.tool, t.machineId, t.argsHash, t.policyHash),
     index('approval_requests_account_created').on(t.accountId, t.createdAt),
     index('approval_requests_status_expires').on(t.status, t.expiresAt),
+    // At most one pending request per binding, whatever the number of gateways asking at once.
+    uniqueIndex('approval_requests_one_pending')
+      .on(t.credentialId, t.tool, t.machineId, t.argsHash, t.policyHash)
+      .where(sql`status = 'pending'`),
   ],
 );
+
+/**
+ * One row per credential that ever asked for an approval, written first by each `gate`: the row's lock
+ * serializes one credential's gates on every dialect (PostgreSQL holds it to commit), so the pending count that
+ * the limit reads next is current. `gates` counts the calls, which nothing needs but makes the write real.
+ */
+export const approvalGateLocks = sqliteTable('approval_gate_locks', {
+  credentialId: text('credential_id').primaryKey(),
+  gates: integer('gates').notNull().default(0),
+});
 
 /** A passkey challenge bound to one approval and one approver; usable once, for a few minutes. */
 export const approvalChallenges = sqliteTable('approval_challenges', {

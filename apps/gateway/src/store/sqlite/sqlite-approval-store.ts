@@ -1,5 +1,6 @@
 import type { ApproverKind } from '@letkite/policy';
-import { and, desc, eq, gt, inArray, isNull, lte, or } from 'drizzle-orm';
+import { LetKiteError } from '@letkite/protocol';
+import { and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type {
   ApprovalBinding,
   ApprovalReason,
@@ -10,7 +11,13 @@ import type {
   PushSubscriptionRecord,
 } from '../../approvals/approval-store';
 import type { AuditEventInput } from '../types';
-import { approvalChallenges, approvalRequests, pushSubscriptions, pushVapidKeys } from './approvals-schema';
+import {
+  approvalChallenges,
+  approvalGateLocks,
+  approvalRequests,
+  pushSubscriptions,
+  pushVapidKeys,
+} from './approvals-schema';
 import { auditEvents } from './schema';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 
@@ -102,8 +109,23 @@ export class SqliteApprovalStore implements ApprovalStore {
         ),
       )
       .all();
+    const expired: Row[] = [];
     for (const r of due) {
-      tx.update(approvalRequests).set({ status: 'expired' }).where(eq(approvalRequests.id, r.id)).run();
+      // The decision is this conditional write: a row another sweeper (or gateway) expired, decided or used since
+      // the read above matches no longer, so each request is expired, audited and notified exactly once.
+      const changed = tx
+        .update(approvalRequests)
+        .set({ status: 'expired' })
+        .where(
+          and(
+            eq(approvalRequests.id, r.id),
+            eq(approvalRequests.status, r.status),
+            lte(approvalRequests.expiresAt, now),
+          ),
+        )
+        .run();
+      if (changed.changes !== 1) continue;
+      expired.push(r);
       audit(tx, {
         accountId: r.accountId,
         at: now,
@@ -114,7 +136,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         details: { ...requestDetails(fromRow(r)), was: r.status },
       });
     }
-    return due.map((r) => ({ ...fromRow(r), status: 'expired' as const }));
+    return expired.map((r) => ({ ...fromRow(r), status: 'expired' as const }));
   }
 
   async gate(
@@ -125,6 +147,15 @@ export class SqliteApprovalStore implements ApprovalStore {
   ): Promise<GateOutcome> {
     return this.db.transaction(
       (tx) => {
+        // First a write on the credential's lock row: it serializes this credential's gates on PostgreSQL too
+        // (SQLite's `immediate` already does), so the pending count read below is current for the limit.
+        tx.insert(approvalGateLocks)
+          .values({ credentialId: binding.credentialId, gates: 1 })
+          .onConflictDoUpdate({
+            target: approvalGateLocks.credentialId,
+            set: { gates: sql`${approvalGateLocks.gates} + 1` },
+          })
+          .run();
         this.expireIn(tx, now);
         const same = tx
           .select()
@@ -171,7 +202,26 @@ export class SqliteApprovalStore implements ApprovalStore {
           .where(and(eq(approvalRequests.credentialId, binding.credentialId), eq(approvalRequests.status, 'pending')))
           .all().length;
         if (open >= maxPending) return { kind: 'too_many', pending: open };
-        tx.insert(approvalRequests).values(toRow(candidate)).run();
+        // The partial unique index (one pending request per binding) decides a duplicate, not the read above.
+        const inserted = tx.insert(approvalRequests).values(toRow(candidate)).onConflictDoNothing().run();
+        if (inserted.changes !== 1) {
+          const winner = tx
+            .select()
+            .from(approvalRequests)
+            .where(
+              and(
+                eq(approvalRequests.credentialId, binding.credentialId),
+                eq(approvalRequests.tool, binding.tool),
+                eq(approvalRequests.machineId, binding.machineId),
+                eq(approvalRequests.argsHash, binding.argsHash),
+                eq(approvalRequests.policyHash, binding.policyHash),
+                eq(approvalRequests.status, 'pending'),
+              ),
+            )
+            .get();
+          if (!winner) throw new LetKiteError('internal', 'an approval request could not be stored');
+          return { kind: 'pending', request: fromRow(winner), created: false, previous: null };
+        }
         audit(tx, {
           accountId: candidate.accountId,
           at: now,
@@ -343,11 +393,10 @@ export class SqliteApprovalStore implements ApprovalStore {
       this.db.delete(pushSubscriptions).where(eq(pushSubscriptions.id, id)).run();
       return;
     }
-    const row = this.db.select().from(pushSubscriptions).where(eq(pushSubscriptions.id, id)).get();
-    if (!row) return;
+    // Counted in SQL: two gateways recording failures at once lose none.
     this.db
       .update(pushSubscriptions)
-      .set(result === 'ok' ? { lastSuccessAt: at, failures: 0 } : { failures: row.failures + 1 })
+      .set(result === 'ok' ? { lastSuccessAt: at, failures: 0 } : { failures: sql`${pushSubscriptions.failures} + 1` })
       .where(eq(pushSubscriptions.id, id))
       .run();
   }
@@ -360,11 +409,14 @@ export class SqliteApprovalStore implements ApprovalStore {
       (tx) => {
         const existing = tx.select().from(pushVapidKeys).where(eq(pushVapidKeys.id, 1)).get();
         if (existing) return { publicKey: existing.publicKey, privateKey: existing.privateKey };
-        const keys = create();
+        // Of two first starts at once, the primary key keeps one pair; both answer the stored one.
         tx.insert(pushVapidKeys)
-          .values({ id: 1, ...keys, createdAt: now })
+          .values({ id: 1, ...create(), createdAt: now })
+          .onConflictDoNothing()
           .run();
-        return keys;
+        const kept = tx.select().from(pushVapidKeys).where(eq(pushVapidKeys.id, 1)).get();
+        if (!kept) throw new LetKiteError('internal', 'the VAPID key pair could not be stored');
+        return { publicKey: kept.publicKey, privateKey: kept.privateKey };
       },
       { behavior: 'immediate' },
     );
