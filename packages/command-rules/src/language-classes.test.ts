@@ -221,6 +221,8 @@ describe('the language level does not over-block', () => {
     ["cat <<E'OF'\nhello\nEOF", 'allow'],
     ['cat <<\\EOF\n$(x)\nEOF', 'allow'],
     ['cat <<-EOF\n\thello\n\tEOF', 'allow'],
+    ['cat <\\\n<E"O"F\nhello $(x)\nEOF', 'allow'],
+    ['cat <<E"O"\\\nF\nhello $(x)\nEOF', 'allow'],
     ['echo $(( 1 + 2 ))', 'allow'],
     ['i=0; echo $((i + 1))', 'allow'],
     ['n=3; while [ "$n" -gt 0 ]; do n=$((n - 1)); done; echo $n', 'allow'],

@@ -58,6 +58,9 @@ export function analyzeShellText(text: string, acc: Analysis, depth: number, std
   }
 }
 
+/** How many times one text is rewritten into the shell's reading (delimiters, continuations) before giving up. */
+const maxRewrites = 4;
+
 function analyzeParsed(text: string, acc: Analysis, depth: number, stdin: StdinFeed | undefined, rewrites: number) {
   if (text.includes('\0')) {
     acc.parseProblem('the command contains a NUL character, which the shell does not read the way the rules do');
@@ -72,16 +75,16 @@ function analyzeParsed(text: string, acc: Analysis, depth: number, stdin: StdinF
   }
   try {
     const root = parsed.tree.rootNode;
-    const delimiters = source.includes('<<') && rewrites < 2 ? rewriteHeredocDelimiters(root, source) : undefined;
-    if (delimiters !== undefined) {
-      analyzeParsed(delimiters, acc, depth, stdin, rewrites + 1);
-      return;
-    }
-    const lexing = lexicalProblems(root, source);
-    if (lexing.joined && rewrites < 2) {
-      // `ls\<newline>/x` is the one word `ls/x` to the shell: read the text the way the shell does
-      analyzeParsed(lexing.joined, acc, depth, stdin, rewrites + 1);
-      return;
+    const delimiters = source.includes('<<') ? rewriteHeredocDelimiters(root, source) : undefined;
+    const lexing = delimiters === undefined ? lexicalProblems(root, source) : {};
+    const rewritten = delimiters ?? lexing.joined;
+    if (rewritten !== undefined) {
+      if (rewrites < maxRewrites) {
+        // partly quoted delimiters, `ls\<newline>/x` (the one word `ls/x`): read the text the way the shell does
+        analyzeParsed(rewritten, acc, depth, stdin, rewrites + 1);
+        return;
+      }
+      acc.parseProblem('the rules cannot read this text the way the shell does');
     }
     if (root.hasError) acc.parseProblem('the command does not parse as shell syntax');
     if (lexing.problem) acc.parseProblem(lexing.problem);
@@ -111,6 +114,8 @@ function rewriteHeredocDelimiters(root: Node, text: string): string | undefined 
         value += text.slice(i + 1, end);
         quoted = true;
         i = end + 1;
+      } else if (ch === '\\' && text[i + 1] === '\n') {
+        i += 2; // a line continuation inside the delimiter word
       } else if (ch === '\\') {
         value += text[i + 1] ?? '';
         quoted = true;
