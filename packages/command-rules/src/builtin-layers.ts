@@ -487,8 +487,11 @@ function unattended(words: Words): { verdict: Verdict; message: string } | undef
   const inPlace = values.some((v) => /^-[A-Za-z]*i|^--in-place/.test(v));
   if (writers.test(name) && (!/^(g?sed|perl)$/.test(name) || inPlace)) {
     let written: readonly Arg[] = all.slice(1);
-    if (/^(cp|rsync|scp|install)$/.test(name)) written = operands.slice(-1);
-    else if (name === 'tar') written = hasShort(words, 'x') || hasLong(words, 'extract') ? all.slice(1) : [];
+    if (/^(cp|rsync|scp|install)$/.test(name)) {
+      // the destination: the last operand, or the value of -t/--target-directory
+      const target = all.findIndex((arg) => /^(-[A-Za-z]*t|--target-directory(=.*)?)$/.test(arg.value));
+      written = target > 0 ? all.slice(target, target + 2) : operands.slice(-1);
+    } else if (name === 'tar') written = hasShort(words, 'x') || hasLong(words, 'extract') ? all.slice(1) : [];
     else if (name === 'unzip') written = all.slice(all.findIndex((arg) => arg.value === '-d') + 1 || all.length);
     for (const arg of written) {
       const guarded = guardedTarget(evidenceValue(arg));
