@@ -253,6 +253,24 @@ describe('the language level does not over-block', () => {
   });
 });
 
+describe('linux-readonly: the language level adds nothing to everyday reading commands', () => {
+  const readonly = CommandPolicy.parse({ rulesets: ['linux-readonly'] });
+  test.each([
+    'while read -r line; do echo "$line"; done < file',
+    'declare -p',
+    'cat <<E"O"F\nhello $x\nEOF',
+    "cat <<'E'OF\nhello\nEOF",
+    "awk '$3 > 100 {print $1}' file",
+    'env ls -la',
+    'i=0; echo $((i + 1))',
+    'ls \\\n  -la',
+    'echo a#b',
+  ])('%j → allow', (command) => {
+    const result = evaluateCommand(command, readonly);
+    expect(result.verdict, JSON.stringify(result.reasons)).toBe('allow');
+  });
+});
+
 describe('the classes, as properties', () => {
   const sensitive = [
     'PATH',
