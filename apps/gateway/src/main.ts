@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
@@ -8,6 +9,9 @@ import { createApp } from './app';
 import { openApprovals } from './approvals/open-approvals';
 import type { GatewayConfig } from './config';
 import type { GatewayDeps } from './deps';
+import { healthRoutes, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
+import { createGatewayLogger, type Logger } from './http/logger';
+import { GatewayMetrics, metricsRoutes } from './http/metrics';
 import { handleAgentSocket } from './hub/agent-endpoint';
 import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from './hub/gateway-identity';
 import { LocalHub } from './hub/local-hub';
@@ -20,6 +24,7 @@ import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { openOAuthStore } from './oauth/open-oauth-store';
 import { openStore } from './store/open-store';
+import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
 import { GATEWAY_VERSION } from './version';
 
@@ -32,6 +37,15 @@ export interface RunningGateway {
   owner: User;
   /** The identity key agents pin at enrollment (docs/design/agent-trust.md). */
   gatewayIdentity: GatewayIdentity;
+  /** The structured logger (pino). */
+  logger: Logger;
+  /** Where GET /metrics is served (its own listener), when LETKITE_METRICS_PORT is set. */
+  metricsUrl?: string;
+  /**
+   * Graceful shutdown: stop accepting connections, let running requests finish (up to the configured timeout),
+   * then close the MCP sessions, the agent sockets (1001 going away: they reconnect, to another gateway in a
+   * cluster) and the store. Calling it again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -41,9 +55,13 @@ export interface RunningGateway {
  */
 export async function startGateway(
   config: GatewayConfig,
-  options: { log?: (msg: string) => void } = {},
+  options: { log?: (msg: string) => void; logger?: Logger } = {},
 ): Promise<RunningGateway> {
-  const log = options.log ?? ((msg: string) => console.error(`[gateway] ${msg}`));
+  // With `log` (the embedded `letkite start`) lines go there in the readable format; else JSON (or pretty on a
+  // terminal) to stderr.
+  const logger =
+    options.logger ?? createGatewayLogger({ level: config.logLevel, format: config.logFormat, write: options.log });
+  const log = (msg: string) => logger.info(msg);
   await loadCommandRules();
   const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
   const now = () => new Date();
@@ -55,12 +73,23 @@ export async function startGateway(
   const identity = openIdentityStore(store, { secretKey });
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
+  const metrics = new GatewayMetrics({ agentsOnline: () => hub.onlineCount });
+  let draining = false;
 
   // The app needs the port (for its public URL), so it is built after listen; until then requests get 503.
   let app: ReturnType<typeof createApp> | null = null;
   const server = createAdaptorServer({
     fetch: (req: Request) => (app ? app.fetch(req) : new Response('starting', { status: 503 })),
     hostname: config.host,
+  });
+  // Requests still being answered (response not closed yet), for the drain at shutdown. The standalone MCP
+  // notification stream (GET /mcp) never ends by itself, so it is not waited for.
+  const inflight = new Set<ServerResponse>();
+  server.on('request', (req, res: ServerResponse) => {
+    if (draining) res.setHeader('Connection', 'close');
+    if (req.method === 'GET' && new URL(req.url ?? '/', 'http://x').pathname === '/mcp') return;
+    inflight.add(res);
+    res.on('close', () => inflight.delete(res));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -79,17 +108,13 @@ export async function startGateway(
     log,
     allowInsecurePushLoopback: config.pushInsecureLoopback,
   });
-  // Expired requests are marked (and their waiters woken) even when nobody looks at them.
+  metrics.setSources({
+    approvalsPending: async () => (await approvals.store.list(account.id, { status: 'pending', limit: 10_000 })).length,
+  });
+  // Expired requests are marked (and their waiters woken) even when nobody looks at them; `approvals.store`'s
+  // expireDue tells the requester and wakes waiters itself, once per request.
   const expiry = setInterval(() => {
-    approvals.store
-      .expireDue(now().toISOString())
-      .then((expired) => {
-        for (const r of expired) {
-          approvals.events.changed(r.id);
-          approvals.notifier.settled(r).catch((err) => log(`telling the requester of ${r.id} failed: ${String(err)}`));
-        }
-      })
-      .catch((err) => log(`expiring approvals failed: ${String(err)}`));
+    approvals.store.expireDue(now().toISOString()).catch((err) => log(`expiring approvals failed: ${String(err)}`));
   }, 15_000);
   expiry.unref();
   const deps: GatewayDeps = {
@@ -103,6 +128,7 @@ export async function startGateway(
     publicUrl,
     version: GATEWAY_VERSION,
     gatewayIdentity,
+    metrics,
   };
   const mcp = new McpEndpoint(deps, toolHandlers);
   const oauth = {
@@ -111,13 +137,44 @@ export async function startGateway(
   };
   if (config.oauthLoopbackClientDocuments)
     log('OAuth client metadata documents may be fetched from loopback (dev only)');
-  app = createApp({ ...deps, mcp, oauth, mcpAllowedOrigins: config.mcpAllowedOrigins });
+  const readiness: ReadinessCheck[] = [
+    // A trivial query through the store: the database answers and its tables are there.
+    { name: 'store', check: async () => void (await store.getUser('readyz-probe')) },
+  ];
+  if (store instanceof SqliteStore) readiness.push(sqliteMigrationsCheck(store.sqlite));
+  app = createApp({
+    ...deps,
+    mcp,
+    oauth,
+    mcpAllowedOrigins: config.mcpAllowedOrigins,
+    logger,
+    requestLogLevel: options.log ? 'debug' : 'info',
+    readiness,
+    draining: () => draining,
+  });
+
+  // /metrics only on its own listener (loopback by default), so the public port behind the proxy never serves it.
+  let metricsServer: ReturnType<typeof createAdaptorServer> | null = null;
+  let metricsUrl: string | undefined;
+  if (config.metricsPort !== undefined) {
+    const metricsApp = healthRoutes({ version: GATEWAY_VERSION, checks: readiness, draining: () => draining });
+    metricsApp.route('/', metricsRoutes(metrics));
+    const ms = createAdaptorServer({ fetch: metricsApp.fetch, hostname: config.metricsHost });
+    await new Promise<void>((resolve, reject) => {
+      ms.once('error', reject);
+      ms.listen(config.metricsPort, config.metricsHost, () => resolve());
+    });
+    metricsServer = ms;
+    const host = config.metricsHost.includes(':') ? `[${config.metricsHost}]` : config.metricsHost;
+    metricsUrl = `http://${host}:${(ms.address() as AddressInfo).port}/metrics`;
+    log(`metrics on ${metricsUrl}`);
+  }
 
   // Frames over the limit make ws close the socket with 1009; only that agent is affected.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path !== AGENT_WS_PATH) {
+    if (path !== AGENT_WS_PATH || draining) {
       socket.destroy();
       return;
     }
@@ -127,6 +184,33 @@ export async function startGateway(
   });
 
   log(`listening on ${publicUrl}`);
+  let closing: Promise<void> | null = null;
+  const shutdown = async () => {
+    draining = true;
+    clearInterval(expiry);
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
+    const deadline = Date.now() + config.shutdownTimeoutMs;
+    while (inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    if (inflight.size > 0)
+      log(`shutting down: ${inflight.size} request(s) still running after ${config.shutdownTimeoutMs} ms are cut`);
+    await mcp.close();
+    await hub.close();
+    for (const client of wss.clients) client.terminate();
+    wss.close();
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    await stopped;
+    if (metricsServer) {
+      const m = metricsServer;
+      await new Promise<void>((resolve) => {
+        m.close(() => resolve());
+        if ('closeAllConnections' in m) m.closeAllConnections();
+      });
+    }
+    await store.close();
+    log('stopped');
+  };
   return {
     url: publicUrl,
     port,
@@ -135,17 +219,11 @@ export async function startGateway(
     account,
     owner,
     gatewayIdentity,
-    async close() {
-      clearInterval(expiry);
-      await mcp.close();
-      await hub.close();
-      for (const client of wss.clients) client.terminate();
-      wss.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      });
-      await store.close();
+    logger,
+    metricsUrl,
+    close() {
+      closing ??= shutdown();
+      return closing;
     },
   };
 }

@@ -45,10 +45,12 @@ export function createApprovals(options: {
     );
     return sender;
   };
+  const events = new ApprovalEvents();
+  const notifier = options.notifier(pushSender);
   return {
-    store: options.store,
-    events: new ApprovalEvents(),
-    notifier: options.notifier(pushSender),
+    store: notifyingExpiry(options.store, events, notifier, options.log),
+    events,
+    notifier,
     vapidPublicKey: async () => (await keys()).publicKey,
     pushSender,
     allowInsecurePushLoopback: options.allowInsecurePushLoopback,
@@ -64,3 +66,32 @@ export function vapidSubjectFor(publicUrl: string, mailFrom: string | undefined)
 }
 
 export type UsersById = (ids: string[]) => Promise<User[]>;
+
+/**
+ * The store with `expireDue` telling about what it expired: the requester is told and waiters are woken for
+ * exactly the rows this call's conditional write expired, so however many sweepers and readers (on however many
+ * gateways) expire at once, each request is announced once. Every caller (the timer, the web API, approval_wait)
+ * gets this for free.
+ */
+export function notifyingExpiry(
+  store: ApprovalStore,
+  events: ApprovalEvents,
+  notifier: ApprovalNotifier,
+  log: (msg: string) => void,
+): ApprovalStore {
+  const expireDue = async (now: string) => {
+    const expired = await store.expireDue(now);
+    for (const r of expired) {
+      events.changed(r.id);
+      notifier.settled(r).catch((err) => log(`telling the requester of ${r.id} failed: ${String(err)}`));
+    }
+    return expired;
+  };
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'expireDue') return expireDue;
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
