@@ -12,6 +12,16 @@ export const accounts = sqliteTable('accounts', {
   createdAt: text('created_at').notNull(),
 });
 
+/**
+ * The one row (id 1) naming the account a first start created. Two gateways starting at once on an empty
+ * database both insert it with ON CONFLICT DO NOTHING; the one whose insert counts creates the account.
+ */
+export const gatewayBootstrap = sqliteTable('gateway_bootstrap', {
+  id: integer('id').primaryKey(),
+  accountId: text('account_id').notNull(),
+  createdAt: text('created_at').notNull(),
+});
+
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),

@@ -165,20 +165,20 @@ export class SqliteStore implements Store {
   }
 
   async bootstrap(now: string): Promise<{ account: Account; owner: User }> {
+    // A read outside the transaction: a later write in the same transaction would fail on a stale snapshot.
+    if (this.db.select().from(schema.gatewayBootstrap).where(eq(schema.gatewayBootstrap.id, 1)).get()) {
+      return this.bootstrapped();
+    }
     return this.db.transaction((tx) => {
-      const existing = tx.select().from(schema.accounts).orderBy(schema.accounts.createdAt).limit(1).get();
-      if (existing) {
-        const m = tx
-          .select()
-          .from(schema.memberships)
-          .where(and(eq(schema.memberships.accountId, existing.id), eq(schema.memberships.role, 'owner')))
-          .limit(1)
-          .get();
-        const owner = m && tx.select().from(schema.users).where(eq(schema.users.id, m.userId)).get();
-        if (!owner) throw new Error(`account ${existing.id} has no owner`);
-        return { account: existing, owner };
-      }
       const account: Account = { id: `acc_${randomBytes(9).toString('hex')}`, name: 'default', createdAt: now };
+      // The decision is this insert: of two first starts at once, one inserts row 1 and creates the account;
+      // the other's insert does nothing and it reads the winner's account.
+      const won = tx
+        .insert(schema.gatewayBootstrap)
+        .values({ id: 1, accountId: account.id, createdAt: now })
+        .onConflictDoNothing()
+        .run();
+      if (won.changes !== 1) return this.bootstrappedIn(tx);
       const owner: User = { id: `usr_${randomBytes(9).toString('hex')}`, name: 'owner', email: null, createdAt: now };
       tx.insert(schema.accounts).values(account).run();
       tx.insert(schema.users).values(owner).run();
@@ -198,6 +198,27 @@ export class SqliteStore implements Store {
         .run();
       return { account, owner };
     });
+  }
+
+  private bootstrapped(): { account: Account; owner: User } {
+    return this.bootstrappedIn(this.db);
+  }
+
+  /** The bootstrapped account and its first owner. */
+  private bootstrappedIn(db: Pick<Db, 'select'>): { account: Account; owner: User } {
+    const b = db.select().from(schema.gatewayBootstrap).where(eq(schema.gatewayBootstrap.id, 1)).get();
+    const account = b && db.select().from(schema.accounts).where(eq(schema.accounts.id, b.accountId)).get();
+    if (!account) throw new Error('the bootstrapped account is missing');
+    const m = db
+      .select()
+      .from(schema.memberships)
+      .where(and(eq(schema.memberships.accountId, account.id), eq(schema.memberships.role, 'owner')))
+      .orderBy(schema.memberships.createdAt)
+      .limit(1)
+      .get();
+    const owner = m && db.select().from(schema.users).where(eq(schema.users.id, m.userId)).get();
+    if (!owner) throw new Error(`account ${account.id} has no owner`);
+    return { account, owner };
   }
 
   async getUser(id: string): Promise<User | null> {
