@@ -195,3 +195,31 @@ describe('an unknown wrapper is opaque: its arguments are judged as a command', 
     expect(atLeast(opaque.verdict, 'approve')).toBe(true);
   });
 });
+
+/**
+ * Wipes spelled with other tools: each is run for real against a throwaway tree (and must delete or destroy it),
+ * then the same command aimed at a system directory must be denied whatever the policy.
+ */
+const wipes: Array<[string, string, string]> = [
+  ['rsync', 'mkdir -p $D/empty && rsync -a --delete $D/empty/ $T/', 'rsync -a --delete /tmp/empty/ /etc/'],
+  ['rsync', 'mkdir -p $D/empty && rsync -r --delete-after $D/empty/ $T/', 'rsync -r --delete-after empty/ /usr'],
+  ['tar', 'tar --remove-files -cf $D/wipe.tar -C $T .', 'tar --remove-files -cf /tmp/x.tar /home'],
+  ['zip', 'cd $T && zip -qrm $D/wipe.zip .', 'zip -rm /tmp/x.zip /var'],
+  ['find', 'find $T -type f -exec rm -f {} +', 'find /etc -type f -exec rm -f {} +'],
+  ['shred', 'find $T -type f -exec shred -u {} +', 'find / -type f -exec shred -u {} +'],
+  ['git', 'cd $T && git init -q . && git clean -ffdxq', 'git -C / clean -ffdx'],
+];
+
+describe('equivalent wipes are denied (each proven to destroy a throwaway tree)', () => {
+  const open = CommandPolicy.parse({ default: 'allow' });
+  test.each(wipes)('%s: %s', (program, template, wipe) => {
+    if (!have(program)) return;
+    const target = mkdtempSync(join(dir, 'victim-'));
+    mkdirSync(join(target, 'sub'));
+    writeFileSync(join(target, 'sub', 'data.txt'), 'precious\n');
+    runInBash(template.replaceAll('$D', dir).replaceAll('$T', target));
+    expect(existsSync(join(target, 'sub', 'data.txt')), `${template} must destroy the tree for real`).toBe(false);
+    const { verdict, reasons } = evaluateCommand(wipe, open);
+    expect(verdict, JSON.stringify(reasons)).toBe('deny');
+  });
+});
