@@ -7,6 +7,9 @@ import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders,
 import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
 import { httpStatusOf } from './http/error-status';
+import { healthRoutes, type ReadinessCheck } from './http/health';
+import type { Logger } from './http/logger';
+import { requestLog } from './http/request-log';
 import { serveWebApp } from './http/web-app';
 import { identityApi } from './identity/routes/identity-api';
 import { enrollMachine } from './machines/enroll-machine';
@@ -21,11 +24,21 @@ export interface AppDeps extends GatewayDeps {
   oauth: OAuthDeps;
   /** Browser origins besides our own that may call /mcp (browser-based MCP clients); none by default. */
   mcpAllowedOrigins?: readonly string[];
+  /** Structured logs: one line per request (route, status, duration, request id). */
+  logger?: Logger;
+  /** The per-request line's level: info for `letkite gateway`, debug under the embedded `letkite start`. */
+  requestLogLevel?: 'info' | 'debug';
+  /** What /readyz checks besides shutdown (the store, the migrations). */
+  readiness?: readonly ReadinessCheck[];
+  /** True once graceful shutdown began. */
+  draining?: () => boolean;
 }
 
 /** Builds the gateway's HTTP app. It never listens: main.ts (or a test through `app.request`) does. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+
+  app.use('*', requestLog({ logger: deps.logger, metrics: deps.metrics, level: deps.requestLogLevel }));
 
   app.onError((err, c) => {
     const e = toLetKiteError(err);
@@ -33,7 +46,7 @@ export function createApp(deps: AppDeps): Hono {
     return c.json({ error: e.toPayload() }, httpStatusOf[e.code]);
   });
 
-  app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
+  app.route('/', healthRoutes({ version: deps.version, checks: deps.readiness ?? [], draining: deps.draining }));
 
   app.post('/agent/v1/enroll', bodyLimit({ maxSize: 64 * 1024 }), async (c) => {
     const parsed = EnrollRequest.safeParse(await c.req.json().catch(() => null));

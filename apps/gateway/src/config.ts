@@ -53,6 +53,16 @@ export const GatewayConfig = z.object({
         .filter((o) => o.length > 0),
     )
     .pipe(z.array(z.url().transform((u) => new URL(u).origin))),
+  /** pino level; `silent` logs nothing. */
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one object per line) or `pretty`; unset: pretty when stderr is a terminal, else json. */
+  logFormat: z.enum(['json', 'pretty']).optional(),
+  /** Serve GET /metrics (Prometheus) on this port, on its own listener; unset: no metrics endpoint at all. */
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The metrics listener's address: loopback unless a scraper elsewhere needs it (e.g. 0.0.0.0 in a pod). */
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  /** On SIGTERM, how long running requests may take to finish before their connections are cut. */
+  shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(10_000),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -71,6 +81,11 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     oauthLoopbackClientDocuments: env.LETKITE_OAUTH_LOOPBACK_CLIENT_DOCUMENTS,
     mcpAllowedOrigins: env.LETKITE_MCP_ALLOWED_ORIGINS,
     secretKey: env.LETKITE_SECRET_KEY,
+    logLevel: env.LETKITE_LOG_LEVEL || undefined,
+    logFormat: env.LETKITE_LOG_FORMAT || undefined,
+    metricsPort: env.LETKITE_METRICS_PORT || undefined,
+    metricsHost: env.LETKITE_METRICS_HOST || undefined,
+    shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -93,6 +108,11 @@ function envName(key: string): string {
     oauthLoopbackClientDocuments: 'OAUTH_LOOPBACK_CLIENT_DOCUMENTS',
     mcpAllowedOrigins: 'MCP_ALLOWED_ORIGINS',
     secretKey: 'SECRET_KEY',
+    logLevel: 'LOG_LEVEL',
+    logFormat: 'LOG_FORMAT',
+    metricsPort: 'METRICS_PORT',
+    metricsHost: 'METRICS_HOST',
+    shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
   };
   return names[key] ?? key.toUpperCase();
 }

@@ -1,4 +1,5 @@
 import type { Approvals } from './approvals/approvals';
+import type { GatewayMetrics } from './http/metrics';
 import type { GatewayIdentity } from './hub/gateway-identity';
 import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
@@ -22,4 +23,6 @@ export interface GatewayDeps {
   version: string;
   /** The identity key agents pin at enrollment and check on every connect. */
   gatewayIdentity: GatewayIdentity;
+  /** Prometheus counters and histograms (tool calls are counted in runTool); absent in tests that need none. */
+  metrics?: GatewayMetrics;
 }

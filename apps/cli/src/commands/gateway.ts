@@ -15,7 +15,8 @@ export async function gateway(args: string[], io: CliIo): Promise<number> {
     ...(values.data ? { LETKITE_DATA: values.data } : {}),
     ...(values.host ? { LETKITE_HOST: values.host } : {}),
   });
-  const gw = await startGateway(config, { log: (msg) => io.stderr.write(`[gateway] ${msg}\n`) });
+  // Structured logs (JSON lines on stderr; readable on a terminal): LETKITE_LOG_LEVEL, LETKITE_LOG_FORMAT.
+  const gw = await startGateway(config);
   io.stdout.write(`LetKite gateway on ${gw.url}\n`);
   await waitForSignal();
   await gw.close();

@@ -37,7 +37,7 @@ export const WEBAPP_CSP = [
 ].join('; ');
 
 /** Paths that belong to the gateway's APIs, never to the web app (an unknown one there is a 404, not the SPA). */
-const notWebApp = /^\/(api|mcp|agent|oauth|\.well-known|healthz)(\/|$)/;
+const notWebApp = /^\/(api|mcp|agent|oauth|\.well-known|healthz|readyz|metrics)(\/|$)/;
 
 function securityHeaders(c: Context): void {
   c.header('Content-Security-Policy', WEBAPP_CSP);

@@ -18,6 +18,11 @@ export class LocalHub implements AgentHub {
     if (this.sessions.get(session.machineId) === session) this.sessions.delete(session.machineId);
   }
 
+  /** How many agents hold a socket here (the agents-online gauge). */
+  get onlineCount(): number {
+    return this.sessions.size;
+  }
+
   isOnline(machineId: string): boolean {
     return this.sessions.has(machineId);
   }

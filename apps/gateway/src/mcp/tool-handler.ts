@@ -62,6 +62,7 @@ export function errorResult(err: LetKiteError): CallToolResult {
 /** Validates input, runs the handler, validates output and writes the audit record. */
 export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCallContext): Promise<CallToolResult> {
   const { descriptor } = handler;
+  const started = performance.now();
   let outcome: ErrorCode | 'ok' = 'ok';
   try {
     const parsed = descriptor.input.safeParse(args ?? {});
@@ -93,6 +94,7 @@ export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCall
     const payload = masker.maskValue(e.toPayload());
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }] };
   } finally {
+    ctx.deps.metrics?.toolCall(descriptor.name, outcome, (performance.now() - started) / 1000);
     // The stored arguments go through the same masker as the output: the audit log never holds a secret.
     const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
     await ctx.deps.store.appendAudit({
