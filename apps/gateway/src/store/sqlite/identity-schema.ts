@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { accounts, machines, users } from './schema';
 
@@ -114,7 +115,11 @@ export const setupLinks = sqliteTable(
     expiresAt: text('expires_at').notNull(),
     usedAt: text('used_at'),
   },
-  (t) => [uniqueIndex('setup_links_hash').on(t.tokenHash)],
+  (t) => [
+    uniqueIndex('setup_links_hash').on(t.tokenHash),
+    // One live owner setup link per account, however many gateways start at once.
+    uniqueIndex('setup_links_one_open').on(t.accountId).where(sql`used_at IS NULL`),
+  ],
 );
 
 export const invitations = sqliteTable(

@@ -619,7 +619,10 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async createSetupLink(link: SetupLink & { tokenHash: string }, a: AuditEventInput) {
     this.db.transaction((tx) => {
-      // Only the newest link works: printing a new one retires the old.
+      // Only the newest link works: printing a new one retires the old. The account row's lock serializes two
+      // gateways starting at once (the second retires the first's link), and the partial unique index on open
+      // links holds it on any dialect.
+      lockAccount(tx, link.accountId);
       tx.update(id.setupLinks)
         .set({ usedAt: link.createdAt })
         .where(and(eq(id.setupLinks.accountId, link.accountId), isNull(id.setupLinks.usedAt)))
@@ -809,6 +812,8 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async saveGroup(g: Group, a: AuditEventInput) {
     this.db.transaction((tx) => {
+      // The upsert comes first: it locks the group row (PostgreSQL too), so concurrent saves of one group replace
+      // its members one after the other instead of interleaving into primary-key conflicts.
       tx.insert(id.groups)
         .values({ id: g.id, accountId: g.accountId, name: g.name, createdAt: g.createdAt })
         .onConflictDoUpdate({ target: id.groups.id, set: { name: g.name } })
