@@ -1,0 +1,125 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
+import { freePort } from './support/processes';
+
+/** The value of one sample in a Prometheus exposition text, or undefined when it is absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got: Record<string, string> = {};
+    for (const l of (m[3] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)) got[l[1] as string] = l[2] as string;
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[4]);
+  }
+  return undefined;
+}
+
+interface LogLine {
+  level: string;
+  time: string;
+  msg: string;
+  req_id?: string;
+  method?: string;
+  route?: string;
+  status?: number;
+  duration_ms?: number;
+}
+
+describe('operating a real gateway: health, readiness, metrics, JSON logs and SIGTERM', () => {
+  let gw: TestGateway;
+  let agent: TestAgent;
+  let token: string;
+  let client: Client;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    const metricsPort = await freePort();
+    gw = await TestGateway.start({ LETKITE_METRICS_PORT: String(metricsPort), LETKITE_SHUTDOWN_TIMEOUT_MS: '15000' });
+    metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    agent = await gw.addAgent('ops1');
+    token = await gw.apiToken('ops');
+    client = await mcpClient(gw.url, token);
+    await machineOnline(client, 'ops1');
+  });
+
+  afterAll(async () => {
+    await client?.close().catch(() => {});
+    await agent?.dispose();
+    await gw?.dispose();
+  });
+
+  test('/healthz and /readyz answer without a credential; /metrics only on its own loopback port', async () => {
+    const health = await fetch(`${gw.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok' });
+    const ready = await fetch(`${gw.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok' } });
+    // The public port (the one a proxy forwards) never serves the metrics.
+    expect((await fetch(`${gw.url}/metrics`)).status).toBe(404);
+    const scrape = await fetch(`${metricsUrl}/metrics`);
+    expect(scrape.status).toBe(200);
+    expect(scrape.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+    const text = await scrape.text();
+    expect(sample(text, 'letkite_agents_online')).toBe(1);
+    expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+  });
+
+  test('a real MCP tool call is counted by tool and outcome, and the JSON request line carries no token', async () => {
+    const r = await callTool<{ stdout: string }>(client, 'exec', { machine: 'ops1', command: 'echo counted' });
+    expect(r.ok).toBe(true);
+    expect(r.data.stdout).toBe('counted\n');
+    const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+    expect(sample(text, 'letkite_tool_calls_total', { tool: 'exec', outcome: 'ok' })).toBe(1);
+    expect(sample(text, 'letkite_tool_call_duration_seconds_count', { tool: 'exec' })).toBe(1);
+    expect(
+      sample(text, 'letkite_http_requests_total', { method: 'POST', route: '/mcp', status: '200' }),
+    ).toBeGreaterThan(1);
+
+    const stderr = gw.process?.stderr ?? '';
+    const lines = stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as LogLine);
+    // Every line the gateway logs is JSON when stderr is not a terminal; the start-up lines tests wait for are in it.
+    expect(lines.some((l) => /^listening on http:\/\/localhost:\d+$/.test(l.msg) && l.level === 'info')).toBe(true);
+    const mcpLines = lines.filter((l) => l.msg === 'request' && l.route === '/mcp' && l.method === 'POST');
+    expect(mcpLines.length).toBeGreaterThan(1);
+    for (const l of mcpLines) {
+      expect(l.status).toBeTypeOf('number');
+      expect(l.duration_ms).toBeTypeOf('number');
+      expect(l.req_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Date.parse(l.time)).not.toBeNaN();
+    }
+    expect(stderr).not.toContain(token);
+    expect(stderr).not.toContain(token.slice(-16));
+    expect(stderr).not.toContain('echo counted');
+  });
+
+  test('SIGTERM: readiness turns 503, the running call completes, then the process exits 0', async () => {
+    const child = gw.process?.child;
+    const exited = gw.process?.exited;
+    if (!child || !exited) throw new Error('no gateway process');
+    const running = callTool<{ stdout: string; exit_code: number }>(client, 'exec', {
+      machine: 'ops1',
+      command: 'sleep 2; echo finished',
+    });
+    // Let the request reach the agent before the signal.
+    await new Promise((r) => setTimeout(r, 700));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    // While draining, the metrics listener still answers, and /readyz names the shutdown.
+    const draining = await fetch(`${metricsUrl}/readyz`);
+    expect(draining.status).toBe(503);
+    expect(await draining.json()).toMatchObject({ status: 'unavailable', failed: ['shutdown'] });
+    // The public port takes no new connections.
+    await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
+
+    const r = await running;
+    expect(r.ok).toBe(true);
+    expect(r.data).toMatchObject({ stdout: 'finished\n', exit_code: 0 });
+    expect(await exited).toBe(0);
+    expect(gw.process?.stderr).toMatch(/"msg":"stopped"/);
+  });
+});
