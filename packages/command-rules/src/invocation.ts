@@ -3,7 +3,7 @@ import { awkProgramRunsOrWrites } from './awk-program';
 import { hasOption, type OptionSpec, optionValue, type ParsedOptions, parseOptions } from './options';
 import { evidenceName } from './paths';
 import { sedScriptRunsCommands } from './sed-script';
-import { checkShellBuiltin } from './shell-language';
+import { assignmentConcern, checkShellBuiltin } from './shell-language';
 import type { Arg } from './types';
 import { analyzeShellText, decodeBase64Text } from './walk';
 import { literalArg, unknownArg } from './words';
@@ -77,9 +77,11 @@ class Invocation {
   parse(spec: OptionSpec, start = 1): ParsedOptions {
     const parsed = parseOptions(this.args, spec, start);
     if (parsed.unknown) this.opaque(`${this.program}'s options are known only at run time`);
+    // `env NAME=… CMD`, `sudo NAME=… CMD`: the same list as assignments in the shell (src/environment.ts)
     for (const assignment of parsed.assignments) {
       const name = assignment.value.slice(0, assignment.value.indexOf('='));
-      if (isRuntimeVariable(name)) this.opaque(`setting ${name} changes which program or code runs`);
+      const concern = assignmentConcern(name);
+      if (concern) this.acc.opaque(this.args, concern.message, concern.verdict);
     }
     return parsed;
   }
