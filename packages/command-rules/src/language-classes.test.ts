@@ -184,6 +184,19 @@ attacks('arithmetic evaluates variables as code', [
   { command: 'f() { local -i n=$x; }; f', shells: bash, env: planted },
   { command: "compgen -W '$(pwned)' a", shells: bash },
   { command: 'compgen -C pwned a', shells: bash },
+  { command: "n=1; eval 'n=$x'; echo $((n))", shells: bash, env: planted },
+  { command: 'n=1; for i in 1 2; do echo $((n)); n=$x; done', shells: bash, env: planted },
+  {
+    command: 'n=1; while :; do echo $((n)); [ "$n" = 1 ] || break; read -r n <<< "$x"; done',
+    shells: bash,
+    env: planted,
+  },
+  { command: 'n=1; for ((k = 0; k < 2; k++)); do echo $((n)); n=$x; done', shells: bash, env: planted },
+  {
+    command: 'n=1; while :; do echo $((n)); [ "$n" = 1 ] || break; echo "(("; read -r n <<< "$x"; echo "))"; done',
+    shells: bash,
+    env: planted,
+  },
 ]);
 
 attacks('the shell lexes differently from the grammar', [

@@ -127,6 +127,33 @@ export function checkArithmeticText(text: string, acc: Analysis, state: ShellSta
   }
 }
 
+/**
+ * Forgets the numeric variables that a piece of text may assign something other than a number: the body of a loop
+ * (its second pass runs after its own assignments) or code that runs in this shell (`eval '…'`). A name counts
+ * as kept only where every mention of it is a read (`$n`, `${n}`), inside arithmetic (`spans`, from the parse
+ * tree: there every assignment is a number) or an assignment of digits or arithmetic (`n=0`, `n=$((n+1))`).
+ */
+export function forgetAssignedIn(
+  text: string,
+  state: ShellState,
+  spans: ReadonlyArray<readonly [number, number]> = [],
+): void {
+  if (state.numeric.size === 0) return;
+  for (const name of [...state.numeric]) {
+    if (!text.includes(name)) continue;
+    const mention = new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`, 'g');
+    for (let match = mention.exec(text); match; match = mention.exec(text)) {
+      const at = match.index;
+      // inside arithmetic every assignment is a number
+      if (spans.some(([from, to]) => at > from && at < to)) continue;
+      if (text[at - 1] === '$' || text.slice(at - 2, at) === '${' || text.slice(at - 3, at) === '${#') continue;
+      if (/^=(-?\d+(?![^\s;&|)])|\$\(\(|\$\[)/.test(text.slice(at + name.length))) continue;
+      state.numeric.delete(name);
+      break;
+    }
+  }
+}
+
 /** Names an arithmetic text assigns, for the walk's record of variables that hold numbers. */
 export function arithmeticAssignments(text: string): string[] {
   const out: string[] = [];

@@ -7,6 +7,7 @@ import {
   checkArithmeticText,
   checkDeclarationArgs,
   type Embedded,
+  forgetAssignedIn,
   isNumericValue,
   ShellState,
   scanEmbedded,
@@ -55,6 +56,8 @@ export function analyzeShellText(text: string, acc: Analysis, depth: number, std
     analyzeParsed(text, acc, depth, stdin, 0);
   } finally {
     acc.shell = outer;
+    // `eval 'n=$x'` runs in this shell: what it may assign is no longer known to be a number
+    forgetAssignedIn(text, outer);
   }
 }
 
@@ -264,8 +267,12 @@ function walk(node: Node, ctx: WalkContext): void {
       if (node.firstChild?.type === '((') checkArithmeticNode(node, ctx);
       walkChildren(node, ctx);
       return;
-    case 'arithmetic_expansion':
     case 'c_style_for_statement':
+      forgetLoopAssignments(node, ctx);
+      checkArithmeticNode(node, ctx);
+      walkChildren(node, ctx);
+      return;
+    case 'arithmetic_expansion':
       checkArithmeticNode(node, ctx);
       walkChildren(node, ctx);
       return;
@@ -274,7 +281,12 @@ function walk(node: Node, ctx: WalkContext): void {
       walkChildren(node, ctx);
       return;
     case 'for_statement':
+      forgetLoopAssignments(node, ctx);
       visitFor(node, ctx);
+      return;
+    case 'while_statement':
+      forgetLoopAssignments(node, ctx);
+      walkChildren(node, ctx);
       return;
     case 'expansion':
       visitExpansion(node.text, ctx, node.parent?.type === 'string');
@@ -303,6 +315,20 @@ function walk(node: Node, ctx: WalkContext): void {
     default:
       walkChildren(node, ctx);
   }
+}
+
+/** A loop's second pass runs after its own assignments: forget the numbers it may overwrite with other values. */
+function forgetLoopAssignments(node: Node, ctx: WalkContext): void {
+  if (ctx.acc.shell.numeric.size === 0) return;
+  const spans = node
+    .descendantsOfType(['arithmetic_expansion', 'compound_statement', 'c_style_for_statement'])
+    .filter((n): n is Node => n !== null && (n.type !== 'compound_statement' || n.firstChild?.type === '(('))
+    .map((n) => {
+      // of a `for ((…))` only the header is arithmetic
+      const end = n.type === 'c_style_for_statement' ? n.startIndex + n.text.indexOf('))') + 2 : n.endIndex;
+      return [n.startIndex - node.startIndex, end - node.startIndex] as const;
+    });
+  forgetAssignedIn(node.text, ctx.acc.shell, spans);
 }
 
 /** The arithmetic inside `$((…))`, `$[…]`, `((…))` or `for ((…))`: assignments and variables evaluated as code. */
