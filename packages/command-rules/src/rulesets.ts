@@ -307,7 +307,7 @@ const dockerImages: OptionContract = {
   longValued: 'filter format',
 };
 const dockerLogs: OptionContract = {
-  flags: 'ftn',
+  flags: 'ft',
   valued: 'n',
   long: 'follow timestamps details',
   longValued: 'tail since until',
@@ -1906,7 +1906,7 @@ const linuxReadonly: RulesetDefinition = {
         'docker ps -a',
         'docker rm x',
         dockerRead(['ps'], {
-          flags: 'aqsln',
+          flags: 'aqsl',
           valued: 'fn',
           long: 'all quiet size latest no-trunc',
           longValued: 'filter format last',
@@ -1917,7 +1917,7 @@ const linuxReadonly: RulesetDefinition = {
         'docker container ls',
         'docker container rm x',
         dockerRead(['container', 'ls'], {
-          flags: 'aqsln',
+          flags: 'aqsl',
           valued: 'fn',
           long: 'all quiet size latest no-trunc',
           longValued: 'filter format last',
