@@ -946,7 +946,18 @@ function visitFunction(node: Node, ctx: WalkContext): void {
       ctx.acc.catastrophic([literalArg(name)], `the function ${name} calls itself in the background: a fork bomb`);
     }
   }
-  if (body) walk(body, ctx);
+  if (!body) return;
+  // the body runs when the function is called, not where it is written: nothing is known about numbers there,
+  // and what it assigns is not known afterwards either
+  const state = ctx.acc.shell;
+  const known = state.numeric;
+  state.numeric = new Set();
+  try {
+    walk(body, ctx);
+  } finally {
+    state.numeric = known;
+  }
+  forgetLoopAssignments(body, ctx);
 }
 
 export { words };
