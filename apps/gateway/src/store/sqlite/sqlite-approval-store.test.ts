@@ -137,3 +137,18 @@ test('push failures recorded at two gateways at once are all counted', async () 
   await Promise.all([...stores, ...stores].map((s) => s.recordPushResult('sub_1', 'failed', now)));
   expect(count("SELECT failures AS n FROM push_subscriptions WHERE id = 'sub_1'")).toBe(4);
 });
+
+test('a gate or a decision does not expire other requests unannounced: the sweep that announces them finds them', async () => {
+  const due = binding('due-elsewhere');
+  const old = candidate(due, 1_000);
+  await (stores[0] as SqliteApprovalStore).gate(due, old, 20, new Date().toISOString());
+  const later = new Date(Date.now() + 5_000).toISOString();
+  const other = binding('other');
+  await (stores[1] as SqliteApprovalStore).gate(other, candidate(other), 20, later);
+  await (stores[1] as SqliteApprovalStore).decide(
+    'apr_none',
+    { status: 'denied', by: 'usr_2', with: 'session', at: later },
+    { accountId, at: later, actor: 'user:usr_2', action: 'approval.deny', target: 'apr_none' },
+  );
+  expect((await (stores[0] as SqliteApprovalStore).expireDue(later)).map((r) => r.id)).toEqual([old.id]);
+});

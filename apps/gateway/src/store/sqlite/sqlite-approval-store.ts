@@ -89,6 +89,16 @@ function requestDetails(a: ApprovalRequest): Record<string, unknown> {
   };
 }
 
+function sameBinding(b: ApprovalBinding) {
+  return and(
+    eq(approvalRequests.credentialId, b.credentialId),
+    eq(approvalRequests.tool, b.tool),
+    eq(approvalRequests.machineId, b.machineId),
+    eq(approvalRequests.argsHash, b.argsHash),
+    eq(approvalRequests.policyHash, b.policyHash),
+  );
+}
+
 /** The approvals domain on the shared SQLite database (its own migrations and migrations table). */
 export class SqliteApprovalStore implements ApprovalStore {
   private readonly db: SqliteStore['db'];
@@ -98,7 +108,8 @@ export class SqliteApprovalStore implements ApprovalStore {
     migrateSqliteDomain(store.db, 'sqlite-approvals', '__drizzle_migrations_approvals');
   }
 
-  private expireIn(tx: Tx, now: string): ApprovalRequest[] {
+  /** Expires what is due (only `binding`'s requests when given) and returns what this call expired. */
+  private expireIn(tx: Tx, now: string, binding?: ApprovalBinding): ApprovalRequest[] {
     const due = tx
       .select()
       .from(approvalRequests)
@@ -106,6 +117,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         and(
           or(eq(approvalRequests.status, 'pending'), eq(approvalRequests.status, 'approved')),
           lte(approvalRequests.expiresAt, now),
+          binding ? sameBinding(binding) : undefined,
         ),
       )
       .all();
@@ -156,19 +168,13 @@ export class SqliteApprovalStore implements ApprovalStore {
             set: { gates: sql`${approvalGateLocks.gates} + 1` },
           })
           .run();
-        this.expireIn(tx, now);
+        // Only this binding's due requests expire here (it is about to ask again, so nobody else needs telling);
+        // the rest are expired by expireDue, which announces them.
+        this.expireIn(tx, now, binding);
         const same = tx
           .select()
           .from(approvalRequests)
-          .where(
-            and(
-              eq(approvalRequests.credentialId, binding.credentialId),
-              eq(approvalRequests.tool, binding.tool),
-              eq(approvalRequests.machineId, binding.machineId),
-              eq(approvalRequests.argsHash, binding.argsHash),
-              eq(approvalRequests.policyHash, binding.policyHash),
-            ),
-          )
+          .where(sameBinding(binding))
           .orderBy(desc(approvalRequests.createdAt))
           .all()
           .map(fromRow);
@@ -199,7 +205,13 @@ export class SqliteApprovalStore implements ApprovalStore {
         const open = tx
           .select({ id: approvalRequests.id })
           .from(approvalRequests)
-          .where(and(eq(approvalRequests.credentialId, binding.credentialId), eq(approvalRequests.status, 'pending')))
+          .where(
+            and(
+              eq(approvalRequests.credentialId, binding.credentialId),
+              eq(approvalRequests.status, 'pending'),
+              gt(approvalRequests.expiresAt, now),
+            ),
+          )
           .all().length;
         if (open >= maxPending) return { kind: 'too_many', pending: open };
         // The partial unique index (one pending request per binding) decides a duplicate, not the read above.
@@ -208,16 +220,7 @@ export class SqliteApprovalStore implements ApprovalStore {
           const winner = tx
             .select()
             .from(approvalRequests)
-            .where(
-              and(
-                eq(approvalRequests.credentialId, binding.credentialId),
-                eq(approvalRequests.tool, binding.tool),
-                eq(approvalRequests.machineId, binding.machineId),
-                eq(approvalRequests.argsHash, binding.argsHash),
-                eq(approvalRequests.policyHash, binding.policyHash),
-                eq(approvalRequests.status, 'pending'),
-              ),
-            )
+            .where(and(sameBinding(binding), eq(approvalRequests.status, 'pending')))
             .get();
           if (!winner) throw new LetKiteError('internal', 'an approval request could not be stored');
           return { kind: 'pending', request: fromRow(winner), created: false, previous: null };
@@ -276,7 +279,7 @@ export class SqliteApprovalStore implements ApprovalStore {
   ): Promise<ApprovalRequest | null> {
     return this.db.transaction(
       (tx) => {
-        this.expireIn(tx, decision.at);
+        // No sweep here: the guard below refuses an expired request, and expireDue announces its expiry.
         const changed = tx
           .update(approvalRequests)
           .set({
