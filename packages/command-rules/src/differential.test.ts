@@ -398,7 +398,7 @@ describe.skipIf(!haveStrace)('differential: what bash and dash run is what the r
       ],
     ];
     const problems: string[] = [];
-    for (let n = 0; n < 600; n++) {
+    for (let n = 0; n < 300; n++) {
       let word = '';
       const count = 1 + Math.floor(random() * 4);
       for (let i = 0; i < count; i++) word += pieces[Math.floor(random() * pieces.length)];
