@@ -232,6 +232,11 @@ export function checkOptions(contract: OptionContract, args: readonly Arg[], sta
       i++;
       continue;
     }
+    // After `--` a word that looks like an option is an operand here; if the program took `--` as the value of
+    // an option the table thinks is a flag, it is an option there: refused, unless every option only reads.
+    if (endOfOptions && mayBeOption(arg) && !contract.everyOptionReadOnly && !contract.inner) {
+      return `${arg.display} after -- may still be an option`;
+    }
     const isOption = !endOfOptions && !unknown && arg.value.startsWith('-') && arg.value.length > 1;
     if (isOption) {
       const next = readOption(contract, args, i, state);

@@ -257,7 +257,7 @@ const curlGet: OptionContract = {
 };
 
 const journalctl: OptionContract = {
-  flags: 'aefkmNqrxlFSU',
+  flags: 'aefkmNqrxl',
   valued: 'uptSUgnDMoFTI',
   optional: 'b',
   numbers: true,
@@ -799,7 +799,7 @@ const linuxReadonly: RulesetDefinition = {
         'df -h',
         'dfx',
         {
-          flags: 'ahHiklPTvx',
+          flags: 'ahHiklPTv',
           valued: 'Btx',
           long: 'all human-readable si inodes local portability print-type total sync no-sync help version',
           longValued: 'block-size type exclude-type',
@@ -819,7 +819,7 @@ const linuxReadonly: RulesetDefinition = {
         'locate nginx.conf',
         'locatex',
         {
-          flags: 'AbceiLPqrSVw0',
+          flags: 'AbceiLPqSVw0',
           valued: 'dlnr',
           long: 'all basename count existing follow ignore-case nofollow null statistics quiet wholename help version',
           longValued: 'database limit regex',
@@ -969,7 +969,7 @@ const linuxReadonly: RulesetDefinition = {
         'rg foo',
         'rgx',
         {
-          flags: 'iSswxvcClnNoqHhpPFUzLa0uJeb.',
+          flags: 'iSswxvclnNoqHhpPFUzLa0uJb.',
           valued: 'eEfgtTmABCMjrd',
           numbers: true,
           long: 'files type-list hidden no-hidden no-ignore no-ignore-vcs no-ignore-parent no-ignore-dot no-ignore-global no-messages follow smart-case ignore-case case-sensitive fixed-strings word-regexp line-regexp line-number no-line-number count count-matches files-with-matches files-without-match json vimgrep no-heading heading column no-column no-filename with-filename only-matching multiline multiline-dotall stats trim passthru invert-match null null-data text binary unrestricted pcre2 search-zip byte-offset no-config sort-files quiet debug help version',
@@ -1080,7 +1080,7 @@ const linuxReadonly: RulesetDefinition = {
         'yq .name f.yaml',
         'yqx',
         {
-          flags: 'reCMPjNoIp',
+          flags: 'reCMPjN',
           valued: 'opI',
           long: 'exit-status null-input no-colors colors unwrapScalar no-doc prettyPrint',
           longValued: 'output-format input-format indent expression',
@@ -1489,7 +1489,7 @@ const linuxReadonly: RulesetDefinition = {
         },
       ],
       ['pidof *', 'pidof nginx', 'pidofx', { flags: 'sxzqcnw', valued: 'o', everyOptionReadOnly: true }],
-      ['top *', 'top -b -n 1', 'topx', { flags: 'bcHiSs1eE', valued: 'dnpuUowEO', requires: ['b'] }, ['top']],
+      ['top *', 'top -b -n 1', 'topx', { flags: 'bcHiSs1e', valued: 'dnpuUowEO', requires: ['b'] }, ['top']],
       [
         'lsof *',
         'lsof -i :80',
@@ -1514,7 +1514,7 @@ const linuxReadonly: RulesetDefinition = {
         'netstat -tlnp',
         'netstatx',
         {
-          flags: 'aAcCeFgilMnNoprsStTuvwWxZ46',
+          flags: 'acCeFgilMnNoprsStTuvwWxZ46',
           valued: 'A',
           long: 'all numeric numeric-hosts numeric-ports numeric-users programs listening tcp udp raw unix route interfaces groups statistics masquerade verbose wide extend timers continuous symbolic',
           longValued: 'protocol',
@@ -1767,7 +1767,7 @@ const linuxReadonly: RulesetDefinition = {
         'sysctl -a',
         'sysctlx',
         {
-          flags: 'abeNnqrAX',
+          flags: 'abeNnqAX',
           valued: 'r',
           long: 'all binary ignore names values quiet',
           longValued: 'pattern',
@@ -1801,7 +1801,7 @@ const linuxReadonly: RulesetDefinition = {
         'findmnt -l',
         'findmntx',
         {
-          flags: 'AabcDdefFiJklmnPrsUuvxy',
+          flags: 'AabcDdefiJklmnPrsUuvxy',
           valued: 'CEFMNOopStw',
           long: 'all ascii bytes canonicalize df evaluate first-only invert json list mtab noheadings notruncate pairs raw shadowed submounts uniq kernel fstab real pseudo',
           longValued: 'direction fstype mountpoint options output poll target source tree timeout',
@@ -1828,7 +1828,7 @@ const linuxReadonly: RulesetDefinition = {
         },
       ],
       ['lsmod *', 'lsmod', 'rmmod x', { maxOperands: 0 }],
-      ['modinfo *', 'modinfo ext4', 'modprobe ext4', { flags: '0adlnF', valued: 'Fkb', everyOptionReadOnly: true }],
+      ['modinfo *', 'modinfo ext4', 'modprobe ext4', { flags: '0adln', valued: 'Fkb', everyOptionReadOnly: true }],
       ['lspci *', 'lspci -v', 'lspcix', { flags: 'vnkxbDPtMmqQ', valued: 'sdiApO', everyOptionReadOnly: true }],
       ['lsusb *', 'lsusb', 'lsusbx', { flags: 'vt', valued: 'sdD', everyOptionReadOnly: true }],
       [
@@ -1870,7 +1870,7 @@ const linuxReadonly: RulesetDefinition = {
         'last *',
         'last -n 5',
         'lastb2',
-        { flags: 'adFiRswx', valued: 'fnpst', numbers: true, everyOptionReadOnly: true },
+        { flags: 'adFiRwx', valued: 'fnpst', numbers: true, everyOptionReadOnly: true },
       ],
       ['lastlog *', 'lastlog', 'lastlogx', { valued: 'bRtu', everyOptionReadOnly: true }, ['lastlog -C -u x']],
       [
@@ -1879,7 +1879,7 @@ const linuxReadonly: RulesetDefinition = {
         'getentx',
         { flags: 'A', valued: 's', long: 'no-idn', longValued: 'service', everyOptionReadOnly: true },
       ],
-      ['vmstat *', 'vmstat 1 5', 'vmstatx', { flags: 'afmnsdDptwSy', valued: 'S', everyOptionReadOnly: true }],
+      ['vmstat *', 'vmstat 1 5', 'vmstatx', { flags: 'afmnsdDptwy', valued: 'S', everyOptionReadOnly: true }],
       ['iostat *', 'iostat -x', 'iostatx', { flags: 'cdhkmNstxyz', valued: 'pjgo', everyOptionReadOnly: true }],
       ['mpstat *', 'mpstat -P ALL 1 3', 'mpstatx', { flags: 'AIuTn', valued: 'PNo', everyOptionReadOnly: true }],
       ['pidstat *', 'pidstat 1 3', 'pidstatx', { flags: 'dhIlRrstuUvwH', valued: 'CGpTe', everyOptionReadOnly: true }],
@@ -2035,7 +2035,7 @@ const linuxReadonly: RulesetDefinition = {
         'docker compose create',
         dockerRead(['compose', 'config'], {
           flags: 'q',
-          long: 'services volumes images profiles quiet no-interpolate no-normalize resolve-image-digests hash environment variables',
+          long: 'services volumes images profiles quiet no-interpolate no-normalize resolve-image-digests environment variables',
           longValued: 'format hash',
         }),
         ['docker compose config -o out.yml', 'docker compose config --output out.yml'],
@@ -2283,7 +2283,7 @@ const linuxReadonly: RulesetDefinition = {
           flags: `${gitLog.flags}ecn`,
           valued: 'SGOL',
           longValued: `${gitLog.longValued} group`,
-          long: `${gitLog.long} summary numbered email committer`,
+          long: `${gitLog.long} summary numbered email`,
         }),
       ],
       [
@@ -2341,7 +2341,7 @@ const linuxReadonly: RulesetDefinition = {
           flags: 'q',
           long: 'show-toplevel abbrev-ref verify git-dir is-inside-work-tree is-inside-git-dir is-bare-repository is-shallow-repository symbolic symbolic-full-name quiet all branches tags remotes absolute-git-dir show-prefix show-cdup git-common-dir show-superproject-working-tree sq sq-quote local-env-vars revs-only no-revs flags no-flags shared-index-path show-object-format show-ref-format',
           longValued: 'default path-format since until after before prefix git-path resolve-git-dir',
-          longOptional: 'short abbrev-ref',
+          longOptional: 'short',
           everyOptionReadOnly: true,
         }),
       ],
