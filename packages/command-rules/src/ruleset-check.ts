@@ -76,6 +76,37 @@ function checkContractPresence(ruleset: string, rule: RulesetRule, pattern: Comp
   }
 }
 
+/**
+ * A letter or name listed both without and with a value would let the table read the value as a word of its own
+ * (`yq -o -- -i` read as `--` ending the options): a load error.
+ */
+function checkContractShape(ruleset: string, match: string, contract: OptionContract): void {
+  const letters = (text: string | undefined) => [...(text ?? '')];
+  const names = (text: string | undefined) =>
+    (text ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((name) => name.replace(/:\d+$/, ''));
+  const twice = (groups: string[][]) => {
+    const seen = new Set<string>();
+    for (const group of groups)
+      for (const item of new Set(group))
+        if (seen.has(item)) return item;
+        else seen.add(item);
+    return undefined;
+  };
+  const letter = twice([letters(contract.flags), letters(contract.valued), letters(contract.optional)]);
+  const name = twice([names(contract.long), names(contract.longValued), names(contract.longOptional)]);
+  if (letter || name) {
+    throw new RulesetError(
+      ruleset,
+      match,
+      `the contract lists ${letter ? `-${letter}` : `--${name}`} both with and without a value`,
+    );
+  }
+  if (contract.global) checkContractShape(ruleset, match, contract.global);
+}
+
 /** The contract refuses an option nobody has, and every `refuses` example, which the bare pattern matches. */
 function checkContractRefusals(ruleset: string, rule: RulesetRule, pattern: CompiledPattern): void {
   const bare: CompiledPattern = { ...pattern, contract: undefined };
@@ -107,6 +138,7 @@ export function compileRuleset(definition: RulesetDefinition): CompiledRuleset {
       throw new RulesetError(definition.name, rule.match, (error as Error).message);
     }
     checkContractPresence(definition.name, rule, pattern);
+    if (rule.options) checkContractShape(definition.name, rule.match, rule.options);
     const contract = rule.options;
     if (contract) {
       // options start after the pattern's leading literal words (`openssl version *`), unless the contract

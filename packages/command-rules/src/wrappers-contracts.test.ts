@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { checkContract, mayBeOption, type OptionContract } from './contracts';
 import { evaluateCommand } from './evaluate';
 import { CommandPolicy, type Verdict } from './policy-schema';
+import { compileRuleset } from './ruleset-check';
 import { loadCommandRules } from './shell-parser';
 import { literalArg, unknownArg } from './words';
 
@@ -137,5 +138,25 @@ describe('read-only contracts', () => {
     expect(checkContract(log, args('git -C /srv --no-pager log -p'))).toBeUndefined();
     expect(checkContract(log, args('git -c x=y log'))).toMatch(/not one that keeps/);
     expect(checkContract(log, args('git status'))).toMatch(/subcommand is not log/);
+  });
+});
+
+describe('a contract must be unambiguous', () => {
+  test('a letter listed as a flag and as an option with a value is a load error', () => {
+    const broken = {
+      name: 'broken',
+      description: 'x',
+      rules: [
+        {
+          match: 'yq *',
+          verdict: 'allow' as const,
+          why: 'x',
+          matches: ['yq .a f'],
+          notMatches: ['rm'],
+          options: { flags: 'o', valued: 'o' },
+        },
+      ],
+    };
+    expect(() => compileRuleset(broken)).toThrow(/both with and without a value/);
   });
 });
