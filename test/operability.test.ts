@@ -1,7 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { freePort } from './support/processes';
+import { freePort, removeDir, repoRoot, tempDir } from './support/processes';
 
 /** The value of one sample in a Prometheus exposition text, or undefined when it is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -121,5 +124,54 @@ describe('operating a real gateway: health, readiness, metrics, JSON logs and SI
     expect(r.data).toMatchObject({ stdout: 'finished\n', exit_code: 0 });
     expect(await exited).toBe(0);
     expect(gw.process?.stderr).toMatch(/"msg":"stopped"/);
+  });
+});
+
+const systemdAnalyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
+
+describe('infra/systemd units', () => {
+  // Where systemd-analyze is installed (it is on the development machines); the units are never booted here.
+  test.skipIf(systemdAnalyze === undefined)('systemd-analyze verify accepts both units', () => {
+    const dir = tempDir('units');
+    try {
+      for (const unit of ['letkite-gateway.service', 'letkite-agent.service']) {
+        const text = readFileSync(join(repoRoot, 'infra/systemd', unit), 'utf8');
+        expect(text).toContain('ExecStart=/opt/letkite/bin/letkite ');
+        // verify checks that ExecStart exists: point it at this checkout's command instead of /opt/letkite.
+        writeFileSync(join(dir, unit), text.replaceAll('/opt/letkite/bin/letkite', join(repoRoot, 'bin/letkite')));
+      }
+      const r = spawnSync(
+        systemdAnalyze as string,
+        ['verify', '--man=no', join(dir, 'letkite-gateway.service'), join(dir, 'letkite-agent.service')],
+        { encoding: 'utf8' },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  test('the gateway unit keeps its sandbox; the agent unit keeps no_new_privs and leaves the host to the ceiling', () => {
+    const directives = (unit: string) =>
+      readFileSync(join(repoRoot, 'infra/systemd', unit), 'utf8')
+        .split('\n')
+        .filter((l) => /^[A-Za-z]+=/.test(l));
+    const gw = directives('letkite-gateway.service');
+    for (const d of [
+      'User=letkite-gateway',
+      'ProtectSystem=strict',
+      'ReadWritePaths=/var/lib/letkite-gateway',
+      'ProtectHome=yes',
+      'NoNewPrivileges=yes',
+      'CapabilityBoundingSet=',
+      'Restart=on-failure',
+    ])
+      expect(gw).toContain(d);
+    const agent = directives('letkite-agent.service');
+    expect(agent).toContain('NoNewPrivileges=yes');
+    expect(agent).toContain('Restart=always');
+    for (const d of ['ProtectSystem', 'ProtectHome', 'PrivateTmp', 'RestrictNamespaces', 'CapabilityBoundingSet'])
+      expect(agent.some((l) => l.startsWith(`${d}=`))).toBe(false);
   });
 });
