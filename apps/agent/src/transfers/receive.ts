@@ -4,7 +4,7 @@ import { chmod, type FileHandle, lchown, link, lstat, mkdir, rename, rm, symlink
 import { basename, dirname, join, posix } from 'node:path';
 import {
   LetKiteError,
-  type SkippedEntry,
+  MAX_TRANSFER_ENTRIES,
   STREAM_RECORD_COST,
   TRANSFER_WINDOW_BYTES,
   type TransferEntry,
@@ -18,6 +18,7 @@ import type { InboundStreamEvent } from '../request-stream';
 import { Inbox } from './inbox';
 import { ManifestDigest } from './manifest';
 import type { StreamSide } from './send';
+import { SkippedList } from './skipped-list';
 import { type TempJournal, transferTempName } from './temp-journal';
 
 /** At most this much queued data goes into one writev. */
@@ -176,7 +177,8 @@ export async function transferReceive(
     if (first.type !== 'entry' || first.entry.path !== '') throw unexpected(first, 'at the start of a transfer');
     inbox.credit(STREAM_RECORD_COST);
     const root = first.entry;
-    const skipped: SkippedEntry[] = [];
+    const skipped = new SkippedList();
+    let entries = 1;
     let bytes = 0;
     let files = 0;
     let digest: string;
@@ -212,6 +214,13 @@ export async function transferReceive(
         }
         if (event.type !== 'entry' || event.entry.path === '') throw unexpected(event, 'between entries');
         inbox.credit(STREAM_RECORD_COST);
+        // The source stops at this many; a stream that goes on is not one of ours.
+        entries += 1;
+        if (entries > MAX_TRANSFER_ENTRIES) {
+          throw new LetKiteError('too_large', `the transfer carries more than ${MAX_TRANSFER_ENTRIES} entries`, {
+            max_entries: MAX_TRANSFER_ENTRIES,
+          });
+        }
         const entry: TransferEntry = event.entry;
         if (!directories.has(posix.dirname(entry.path) === '.' ? '' : posix.dirname(entry.path))) {
           throw new LetKiteError('protocol_error', `entry "${entry.path}" arrived before its directory`);
@@ -226,7 +235,7 @@ export async function transferReceive(
             open = handle;
             await giveTo(at, access.runAs);
           } else {
-            skipped.push({ path: entry.path, reason: 'not_writable' });
+            skipped.add({ path: entry.path, reason: 'not_writable' });
           }
           const result = await receiveFile(inbox, handle, `"${entry.path}"`);
           manifest.add(entry, result);
@@ -242,7 +251,7 @@ export async function transferReceive(
         }
         manifest.add(entry);
         if (!writable) {
-          skipped.push({ path: entry.path, reason: 'not_writable' });
+          skipped.add({ path: entry.path, reason: 'not_writable' });
           continue;
         }
         if (entry.kind === 'dir') {
@@ -252,7 +261,7 @@ export async function transferReceive(
           modes.push({ path: at, mode: entry.mode });
         } else {
           if (entry.target === undefined || !targetStaysInside(entry.path, entry.target)) {
-            skipped.push({ path: entry.path, reason: 'symlink_outside_tree' });
+            skipped.add({ path: entry.path, reason: 'symlink_outside_tree' });
             continue;
           }
           await symlink(entry.target, at);
@@ -288,7 +297,7 @@ export async function transferReceive(
     }
     created = false;
     await parent.sync().catch(() => undefined);
-    return { kind: root.kind, bytes, files, sha256: digest, skipped };
+    return { kind: root.kind, bytes, files, sha256: digest, skipped: skipped.entries };
   } catch (err) {
     inbox.fail(err);
     await open?.close().catch(() => undefined);

@@ -7,7 +7,6 @@ import {
   DATA_FRAME_HEADER_BYTES,
   LetKiteError,
   MAX_TRANSFER_ENTRIES,
-  type SkippedEntry,
   STREAM_RECORD_COST,
   TRANSFER_CHUNK_BYTES,
   type TransferEntry,
@@ -21,6 +20,7 @@ import { directoryPath, openVerified, resolveExisting } from '../files/resolve-p
 import type { RequestStream } from '../request-stream';
 import { CreditGate } from './credit-gate';
 import { ManifestDigest } from './manifest';
+import { SkippedList } from './skipped-list';
 
 /** One request's way out: JSON frames, and the binary frames of its stream. */
 export interface StreamSide {
@@ -53,18 +53,18 @@ async function planTree(
   top: { real: string; spellings: string[]; requested: string; stats: Stats },
   access: FileAccess,
   includeHidden: boolean,
-): Promise<{ plan: Planned[]; skipped: SkippedEntry[] }> {
+): Promise<{ plan: Planned[]; skipped: SkippedList }> {
   const plan: Planned[] = [
     { entry: { path: '', kind: 'dir', mode: top.stats.mode & 0o777 }, real: top.real, requested: top.requested },
   ];
-  const skipped: SkippedEntry[] = [];
+  const skipped = new SkippedList();
   async function visit(real: string, spellings: string[], rel: string): Promise<void> {
     let handle: FileHandle;
     try {
       handle = await openVerified(real, directoryFlags, top.requested);
     } catch (err) {
       if (rel === '') throw err;
-      skipped.push({ path: rel, reason: 'unreadable' });
+      skipped.add({ path: rel, reason: 'unreadable' });
       return;
     }
     try {
@@ -98,7 +98,7 @@ async function planTree(
           const pointsAt = target === undefined ? undefined : resolve(dirname(childReal), target);
           // A link is carried only if it stays inside the tree and points at something the caller may see.
           if (pointsAt === undefined || !inside(top.real, pointsAt) || access.access(pointsAt) === 'none') {
-            skipped.push({ path: childRel, reason: 'symlink_outside_tree' });
+            skipped.add({ path: childRel, reason: 'symlink_outside_tree' });
             continue;
           }
           const relativeTarget = relative(dirname(childReal), pointsAt) || '.';
@@ -108,7 +108,7 @@ async function planTree(
             requested: top.requested,
           });
         } else {
-          skipped.push({ path: childRel, reason: 'not_a_regular_file' });
+          skipped.add({ path: childRel, reason: 'not_a_regular_file' });
         }
       }
     } finally {
@@ -169,7 +169,7 @@ export async function transferSend(params: unknown, access: FileAccess, side: St
   try {
     const top = await resolveExisting(input.path, access);
     let plan: Planned[];
-    let skipped: SkippedEntry[] = [];
+    let skipped = new SkippedList();
     if (top.stats.isFile()) {
       plan = [
         {
@@ -201,7 +201,7 @@ export async function transferSend(params: unknown, access: FileAccess, side: St
         } catch (err) {
           await handle?.close();
           if (item.entry.path === '') throw err;
-          skipped.push({ path: item.entry.path, reason: 'unreadable' });
+          skipped.add({ path: item.entry.path, reason: 'unreadable' });
           continue;
         }
       }
@@ -225,7 +225,13 @@ export async function transferSend(params: unknown, access: FileAccess, side: St
       }
     }
     const kind = root.entry.kind === 'file' ? 'file' : 'dir';
-    return { kind, bytes, files: sent, sha256: kind === 'file' ? fileSha : manifest.digest(), skipped };
+    return {
+      kind,
+      bytes,
+      files: sent,
+      sha256: kind === 'file' ? fileSha : manifest.digest(),
+      skipped: skipped.entries,
+    };
   } finally {
     side.signal.removeEventListener('abort', onAbort);
   }
