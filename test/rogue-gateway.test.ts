@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join, relative } from 'node:path';
-import { encodeDataFrame } from '@letkite/protocol';
+import { encodeDataFrame, MAX_FRAME_BYTES, MAX_TRANSFER_ENTRIES } from '@letkite/protocol';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManifestDigest } from '../apps/agent/src/transfers/manifest';
 import { bindingFor, TestPasskey } from './support/passkey-signer';
@@ -655,9 +655,9 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
     test('transfer_send of the work tree leaves the denied entries and outward symlinks out', async () => {
       const id = `tree${unique()}`;
       const answer = env.rogue.request('transfer_send', { path: work, include_hidden: false }, wide, id);
-      const granter = setInterval(() => env.rogue.sendRaw({ type: 'credit', id, bytes: 4 << 20 }), 50);
+      // One window's worth, as an honest gateway would relay it: the tree is far smaller.
+      env.rogue.sendRaw({ type: 'credit', id, bytes: 32 << 20 });
       const r = await answer;
-      clearInterval(granter);
       expect(codeOf(r), everything(r)).toBe('ok');
       const streamed = env.rogue.streamed(id);
       const paths = streamed.flatMap((f) => (f.type === 'entry' ? [f.entry.path] : []));
@@ -812,6 +812,59 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
       expect(skipped.map((s) => s.path).sort()).toEqual(['abs', 'chain', 'chain2', 'rel', 'sub/chain3']);
       noSecretIn(r);
       noTemps();
+    });
+
+    test('a destination takes at most MAX_TRANSFER_ENTRIES entries, however much credit flows', async () => {
+      const dest = join(work, `many-${unique()}`);
+      const id = `many${unique()}`;
+      const window = 64 * 1024 * 1024;
+      const answer = env.rogue.request('transfer_receive', { path: dest, window_bytes: window }, wide, id);
+      let answered: RogueAnswer | null = null;
+      void answer.then((a) => {
+        answered = a;
+      });
+      let seen = 0;
+      let credit = 0;
+      const granted = () => {
+        const frames = env.rogue.streamed(id);
+        for (; seen < frames.length; seen += 1) {
+          const f = frames[seen];
+          if (f?.type === 'credit') credit += f.bytes;
+        }
+        return credit;
+      };
+      env.rogue.sendRaw({ type: 'entry', id, entry: { path: '', kind: 'dir', mode: 0o755 } });
+      let spent = 1024;
+      // Cheap entries (links that point out are only counted and reported), sent within the credit granted.
+      for (let i = 0; i < MAX_TRANSFER_ENTRIES + 10 && !answered; i += 1) {
+        while (spent + 1024 > granted() && !answered) await sleep(5);
+        env.rogue.sendRaw({ type: 'entry', id, entry: { path: `l${i}`, kind: 'symlink', mode: 0o777, target: '/x' } });
+        spent += 1024;
+      }
+      env.rogue.sendRaw({ type: 'stream_end', id, sha256: '0'.repeat(64) });
+      const r = await answer;
+      expect(codeOf(r)).toBe('too_large');
+      expect(existsSync(dest)).toBe(false);
+      noTemps();
+    });
+
+    test('a transfer lists at most 1000 skipped entries, so its answer fits in one frame', async () => {
+      const tree = join(work, `skips-${unique()}`);
+      mkdirSync(tree);
+      for (let i = 0; i < 1500; i += 1) symlinkSync('/etc/hostname', join(tree, `outward-link-number-${i}`));
+      try {
+        const id = `skips${unique()}`;
+        const answer = env.rogue.request('transfer_send', { path: tree }, wide, id);
+        // One window's worth, as an honest gateway would relay it: the tree is far smaller.
+        env.rogue.sendRaw({ type: 'credit', id, bytes: 32 << 20 });
+        const r = await answer;
+        expect(codeOf(r)).toBe('ok');
+        const skipped = (r.result as { skipped: unknown[] }).skipped;
+        expect(skipped.length).toBe(1000);
+        expect(JSON.stringify(r.result).length).toBeLessThan(MAX_FRAME_BYTES / 2);
+      } finally {
+        removeDir(tree);
+      }
     });
 
     test('a file entry below a symlink entry is refused (no writing through a link)', async () => {
