@@ -1322,6 +1322,13 @@ export function unknownWrapper(args: readonly Arg[], acc: Analysis, depth: numbe
   for (let i = 1; i < args.length; i++) {
     const arg = args[i] as Arg;
     if (arg.dynamic || arg.glob || arg.value.startsWith('-')) continue;
+    // `mywrap 'rm -rf /'`: a word that reads as a command line is judged as shell text
+    const first = /\s/.test(arg.value) ? (arg.value.trim().split(/\s+/)[0] ?? '') : '';
+    if (first && commandsThatMatter.test(evidenceName(first))) {
+      acc.opaque(args, `${program} is not known to the rules and may run ${arg.display} as a command`);
+      analyzeShellText(arg.value, acc, depth + 1);
+      return;
+    }
     if (!commandsThatMatter.test(evidenceName(arg.value)) || /\s/.test(arg.value)) continue;
     acc.opaque(args, `${program} is not known to the rules and may run ${arg.display} as a command`);
     analyzeInvocation(args.slice(i), acc, depth + 1, undefined);
