@@ -42,7 +42,11 @@ export function createApp(deps: AppDeps): Hono {
 
   app.onError((err, c) => {
     const e = toLetKiteError(err);
-    if (!(err instanceof LetKiteError)) deps.log(`unhandled error on ${c.req.method} ${c.req.path}: ${String(err)}`);
+    if (!(err instanceof LetKiteError)) {
+      const msg = `unhandled error on ${c.req.method} ${c.req.path}: ${String(err)}`;
+      if (deps.logger) deps.logger.error(msg);
+      else deps.log(msg);
+    }
     return c.json({ error: e.toPayload() }, httpStatusOf[e.code]);
   });
 
