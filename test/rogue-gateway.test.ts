@@ -966,12 +966,14 @@ describe('a compromised gateway against a machine whose ceiling forces allowlist
   });
 
   test('paths outside the ceiling’s files list are missing for the file tools and transfers', async () => {
+    const outside = tempDir('rogue-outside');
     for (const [op, params] of [
       ['read_file', { path: '/etc/passwd' }],
       ['read_file', { path: `/proc/self/root/etc/passwd` }],
       ['read_file', { path: `${work}/../../etc/passwd` }],
       ['list_dir', { path: '/etc' }],
-      ['write_file', { path: join(tempDir('rogue-outside'), 'x'), content: 'x' }],
+      ['write_file', { path: join(outside, 'x'), content: 'x' }],
+      ['transfer_receive', { path: join(outside, 'y') }],
       ['transfer_send', { path: '/etc/passwd' }],
       ['transfer_send', { path: join(work, 'secret') }],
     ] as const) {
@@ -979,6 +981,8 @@ describe('a compromised gateway against a machine whose ceiling forces allowlist
       expect(`${op} ${JSON.stringify(params)}: ${codeOf(r)}`).toBe(`${op} ${JSON.stringify(params)}: not_found`);
       expect(everything(r)).not.toContain('root:x:0:0');
     }
+    expect(readdirSync(outside)).toEqual([]);
+    removeDir(outside);
   });
 
   test('malformed parameters are invalid_params; every refusal is in the agent log; the report names the file', async () => {
