@@ -45,6 +45,19 @@ export class ShellState {
 
 /** Why assigning this variable would change what runs or what it reads; undefined when it does not matter. */
 export function assignmentConcern(name: string): { verdict: Verdict; message: string } | undefined {
+  let concern = concernCache.get(name);
+  if (concern === undefined) {
+    concern = computeConcern(name) ?? null;
+    // bounded: names come from untrusted text
+    if (concernCache.size > 4096) concernCache.clear();
+    concernCache.set(name, concern);
+  }
+  return concern ?? undefined;
+}
+
+const concernCache = new Map<string, { verdict: Verdict; message: string } | null>();
+
+function computeConcern(name: string): { verdict: Verdict; message: string } | undefined {
   if (!identifier.test(name)) return { verdict: 'approve', message: `the variable name ${name} is not a plain name` };
   if (isLoaderVariable(name)) return { verdict: 'deny', message: `setting ${name} loads code before any program runs` };
   if (isSensitiveVariable(name) || shellOnlyVariables.has(name))
@@ -82,7 +95,7 @@ const assignmentOperator = /^\s*(?:\[[^\]]*\]\s*)?(?:(?:<<|>>|[-+*/%&^|])?=(?!=)
  * elsewhere; quoted `$(…)` reaching it is caught here.
  */
 export function checkArithmeticText(text: string, acc: Analysis, state: ShellState, shown: readonly Arg[]): void {
-  if (text.includes('`') || text.includes('$(')) {
+  if ((text.includes('`') || text.includes('$(')) && !onlyNumericSubstitutions(text)) {
     // the substitutions themselves are walked as commands; their output is then evaluated as an expression
     acc.opaque(
       shown,
@@ -152,6 +165,24 @@ export function forgetAssignedIn(
       break;
     }
   }
+}
+
+/** Commands whose output is a number whatever the machine holds: `$(nproc)`, `$(id -u)`, `$(… | wc -l)`. */
+const numericProducer =
+  /^\s*(?:nproc(?: --all)?|id -[ug]r?|date \+%[sN](?:%N)?|getconf [A-Z_]+|wc -[lcwm](?:\s*<\s*[\w./-]+)?)\s*$/;
+
+/** A pipeline (single `|` only: no `||`, `;`, `&`, newlines) whose last stage prints a number. */
+function numericPipeline(body: string): boolean {
+  if (/[;&\n<>]|\|\|/.test(body.replace(/<\s*[\w./-]+\s*$/, ''))) return false;
+  const stages = body.split('|');
+  return numericProducer.test(stages[stages.length - 1] as string);
+}
+
+function onlyNumericSubstitutions(text: string): boolean {
+  if (/['"\\`]/.test(text)) return false;
+  const bodies = [...text.matchAll(/\$\(((?:[^()]|\([^()]*\))*)\)/g)].map((match) => match[1] as string);
+  const rest = text.replace(/\$\(((?:[^()]|\([^()]*\))*)\)/g, '');
+  return bodies.length > 0 && !rest.includes('$(') && bodies.every(numericPipeline);
 }
 
 /** Names an arithmetic text assigns, for the walk's record of variables that hold numbers. */

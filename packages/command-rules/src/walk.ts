@@ -619,7 +619,7 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
         args.push(...argsOfNode(child));
         break;
       case 'variable_assignment':
-        checkAssignment(child, ctx);
+        checkAssignment(child, ctx, splittingOnly(children));
         break;
       case 'file_redirect':
       case 'herestring_redirect':
@@ -635,7 +635,7 @@ function visitCommand(node: Node, ctx: WalkContext, namePrefix?: string, trailin
   if (args.length > 0) {
     analyzeInvocation(args, ctx.acc, ctx.depth, stdin);
     // dash has no brace expansion and no `$'…'`: when it would run other words, those are judged too
-    const posix = posixReading(children, namePrefix);
+    const posix = /[{]|\$['"]/.test(node.text) ? posixReading(children, namePrefix) : undefined;
     if (posix && !sameWords(posix, args)) analyzeInvocation(posix, ctx.acc, ctx.depth, stdin);
     const split = splitOnIfs(args);
     if (split) analyzeInvocation(split, ctx.acc, ctx.depth, stdin);
@@ -880,10 +880,16 @@ function checkVariableDescriptor(redirect: Node, ctx: WalkContext): void {
   }
 }
 
-function checkAssignment(node: Node, ctx: WalkContext): void {
+/** `IFS=: read -r a b`: IFS set for `read` or `mapfile` alone only changes how their input is split. */
+function splittingOnly(children: (Node | null)[]): boolean {
+  const name = children.find((child) => child?.type === 'command_name')?.text;
+  return name === 'read' || name === 'mapfile' || name === 'readarray';
+}
+
+function checkAssignment(node: Node, ctx: WalkContext, splitting = false): void {
   const name = node.childForFieldName('name');
   const variable = name?.type === 'subscript' ? name.childForFieldName('name')?.text : name?.text;
-  if (variable) {
+  if (variable && !(splitting && variable === 'IFS')) {
     const concern = assignmentConcern(variable);
     if (concern) ctx.acc.opaque([unknownArg(node.text, false)], concern.message, concern.verdict);
     if (ctx.acc.shell.integers.has(variable)) {
