@@ -243,6 +243,14 @@ describe('health, readiness, metrics and request logs (through app.request)', ()
     }
   });
 
+  test('probe requests are counted but logged at debug only', async () => {
+    await app.request('/healthz');
+    await app.request('/readyz');
+    expect(lines.filter((l) => l.startsWith('request '))).toEqual([]);
+    const text = await metrics.render();
+    expect(sample(text, 'letkite_http_requests_total', { route: '/readyz', status: '200' })).toBe(1);
+  });
+
   test('a request id a client made up is kept only when it is short and plain', async () => {
     const odd = await app.request('/healthz', { headers: { 'x-request-id': 'a b"c{}' } });
     expect(odd.headers.get('x-request-id')).not.toBe('a b"c{}');

@@ -6,6 +6,7 @@ import type { GatewayMetrics } from './metrics';
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** An incoming X-Request-Id (from a proxy) is kept when it is short and plain; otherwise a new one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const PROBES = new Set(['/healthz', '/readyz']);
 
 export interface RequestLogOptions {
   logger?: Logger;
@@ -36,7 +37,8 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler {
       // An immutable response (a fetched one passed through): it goes out without the header.
     }
     options.metrics?.request(method, route, status, seconds);
-    options.logger?.[level](
+    // Probes (a load balancer, a kubelet) ask every few seconds: their lines are debug, their metrics still count.
+    options.logger?.[PROBES.has(route) ? 'debug' : level](
       { req_id: id, method, route, status, duration_ms: Math.round(seconds * 10_000) / 10 },
       'request',
     );
