@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type {
   Account,
   AgentSeen,
@@ -30,13 +30,33 @@ type Db = BetterSQLite3Database<typeof schema>;
  * Applies one domain's migrations. Each domain (core, identity, approvals, jobs …) keeps its own schema file,
  * drizzle-kit config, migrations folder (`apps/gateway/drizzle/<folder>`) and migrations table, so domains evolve
  * independently; all share one database file and can join core tables (accounts, users, audit_events).
+ *
+ * The same bookkeeping as drizzle's migrator (same table, same columns), but the "which are applied" read is inside
+ * a `BEGIN IMMEDIATE` with the migrations: drizzle reads before its BEGIN, so two gateways starting at once on one
+ * database could both apply a migration and the second would fail on "table already exists".
  */
 export function migrateSqliteDomain(
   db: BetterSQLite3Database<Record<string, unknown>>,
   folder: string,
   table: string,
 ): void {
-  migrate(db, { migrationsFolder: join(drizzleRoot, folder), migrationsTable: table });
+  const migrations = readMigrationFiles({ migrationsFolder: join(drizzleRoot, folder) });
+  // drizzle keeps its better-sqlite3 handle as `$client` (typed only on `drizzle()`'s own result).
+  const client = (db as unknown as { $client: Database.Database }).$client;
+  const name = `"${table.replace(/"/g, '""')}"`;
+  client.exec(`CREATE TABLE IF NOT EXISTS ${name} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
+  client
+    .transaction(() => {
+      const last = client.prepare(`SELECT created_at FROM ${name} ORDER BY created_at DESC LIMIT 1`).get() as
+        | { created_at: number | string }
+        | undefined;
+      for (const m of migrations) {
+        if (last && Number(last.created_at) >= m.folderMillis) continue;
+        for (const stmt of m.sql) if (stmt.trim() !== '') client.exec(stmt);
+        client.prepare(`INSERT INTO ${name} ("hash", "created_at") VALUES (?, ?)`).run(m.hash, m.folderMillis);
+      }
+    })
+    .immediate();
 }
 
 /** The audit_events row for an event; domain stores insert it in their own transactions. */
