@@ -93,7 +93,10 @@ export interface ApprovalStore {
     },
     audit: AuditEventInput,
   ): Promise<ApprovalRequest | null>;
-  /** Marks pending and approved requests past their expiry as expired (kept as history); returns them. */
+  /**
+   * Marks pending and approved requests past their expiry as expired (kept as history); returns the ones this call
+   * expired, each request once however many gateways sweep at once (the caller announces exactly these).
+   */
   expireDue(now: string): Promise<ApprovalRequest[]>;
 
   /** Stores a passkey challenge bound to one approval and one approver. */
