@@ -195,6 +195,8 @@ attacks('arithmetic evaluates variables as code', [
   { command: 'n=1; for ((k = 0; k < 2; k++)); do echo $((n)); n=$x; done', shells: bash, env: planted },
   { command: 'n=1; f() { echo $((n)); }; n=$x; f', shells: bash, env: planted },
   { command: 'n=1; f() { n=$x; }; f; echo $((n))', shells: bash, env: planted },
+  { command: 'n=1; declare -n r=n; r=$x; echo $((n))', shells: bash, env: planted },
+  { command: 'n=1; declare -n r; r=n; r=$x; echo $((n))', shells: bash, env: planted },
   {
     command: 'n=1; while :; do echo $((n)); [ "$n" = 1 ] || break; echo "(("; read -r n <<< "$x"; echo "))"; done',
     shells: bash,

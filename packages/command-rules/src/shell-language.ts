@@ -30,13 +30,32 @@ const numericSpecials = new Set([
   'OPTIND',
 ]);
 
+/** Names known to hold numbers; once frozen (a name reference exists: any name may be assigned through it), none. */
+export class NumericNames extends Set<string> {
+  frozen = false;
+  override add(name: string): this {
+    if (!this.frozen) super.add(name);
+    return this;
+  }
+  freeze(): void {
+    this.frozen = true;
+    this.clear();
+  }
+  /** An empty set that stays frozen if this one is. */
+  fresh(): NumericNames {
+    const out = new NumericNames();
+    out.frozen = this.frozen;
+    return out;
+  }
+}
+
 /**
  * What one command line's walk knows about variables, shared by the walk and the builtin checks: which
  * variables hold a number for sure (set in this text from a literal integer or arithmetic, nothing else seen
  * assigning them), so arithmetic on them cannot run code.
  */
 export class ShellState {
-  numeric = new Set<string>();
+  numeric = new NumericNames();
   /** Functions defined in this text: a command with that name runs the function, not a program. */
   functions = new Set<string>();
   /** Variables given the integer attribute (`declare -i`): every later assignment to them is arithmetic. */
@@ -693,7 +712,11 @@ export function checkDeclarationArgs(args: readonly Arg[], acc: Analysis): void 
   let integer = false;
   for (const arg of args.slice(1)) {
     if (!arg.dynamic && /^[-+][A-Za-z]+$/.test(arg.value)) {
-      if (arg.value.startsWith('-') && arg.value.includes('n')) nameref = true;
+      if (arg.value.startsWith('-') && arg.value.includes('n')) {
+        nameref = true;
+        // any name may be assigned through a reference from now on: no variable is known to hold a number
+        state.numeric.freeze();
+      }
       if (arg.value.startsWith('-') && arg.value.includes('i')) integer = true;
       if (arg.value.startsWith('-') && arg.value.includes('f') && (keyword === 'export' || arg.value.includes('x')))
         acc.opaque(args, 'exporting a function changes what a name runs in child shells');

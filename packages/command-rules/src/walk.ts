@@ -957,7 +957,7 @@ function visitFunction(node: Node, ctx: WalkContext): void {
   // and what it assigns is not known afterwards either
   const state = ctx.acc.shell;
   const known = state.numeric;
-  state.numeric = new Set();
+  state.numeric = known.fresh();
   try {
     walk(body, ctx);
   } finally {
