@@ -243,9 +243,25 @@ describe('a compromised gateway against one hardened sandboxed machine', () => {
         { argv: ['/usr/bin/env', 'rm', victim] },
         { argv: ['bash', '-c', `rm ${victim}`] },
         { argv: ['xargs', 'rm'], stdin: `${victim}\n` },
+        // A shell reading its script from the call's stdin runs what the command line never names.
+        { argv: ['bash'], stdin: `rm ${victim}\n` },
+        { command: 'bash -s', stdin: `rm ${victim}\n` },
+        { command: 'sh', stdin: `rm ${victim}\n` },
+        { argv: ['/usr/bin/env', 'dash'], stdin: `r\\m ${victim}\n` },
       ]) {
         const r = await env.rogue.request('exec', { ...params, ...run }, wide);
         if (codeOf(r) !== 'blocked_by_ceiling' || !existsSync(victim)) {
+          failures.push(`exec ${JSON.stringify(params)} -> ${codeOf(r)} (victim ${existsSync(victim)})`);
+        }
+        if (!existsSync(victim)) writeFileSync(victim, 'victim\n');
+      }
+      // Code an interpreter reads from stdin cannot be judged: refused here (the machine pins approvers).
+      for (const params of [
+        { argv: ['python3'], stdin: `import os; os.remove(${JSON.stringify(victim)})\n` },
+        { command: 'perl', stdin: `unlink ${JSON.stringify(victim)};\n` },
+      ]) {
+        const r = await env.rogue.request('exec', { ...params, ...run }, wide);
+        if (r.ok || !existsSync(victim)) {
           failures.push(`exec ${JSON.stringify(params)} -> ${codeOf(r)} (victim ${existsSync(victim)})`);
         }
         if (!existsSync(victim)) writeFileSync(victim, 'victim\n');

@@ -1,6 +1,7 @@
 import {
   type Reason as EvaluationReason,
   evaluateCommand,
+  judgeStdin,
   strictestVerdict,
   type Verdict,
 } from '@letkite/command-rules';
@@ -20,12 +21,14 @@ export interface CommandJudgement {
  * policy's rules and rule sets, the ceiling's rules, the built-in layers). Shared by the gateway and the agent so
  * both check a call the same way (DESIGN §3). `confirm: true` lifts a `confirm` verdict only. `env` is the
  * call's environment, judged like `NAME=value` written before the command (allowlist mode refuses what matters).
+ * `stdin` is the text the call writes to the command's standard input: a shell found in the line runs it as a
+ * script, so it is judged as a command line of its own; an interpreter reading it makes the call opaque.
  */
 export function judgeCommand(
   clamped: ClampedPolicy,
   ceiling: Ceiling | null,
   command: string | string[],
-  options: { confirm?: boolean; env?: Record<string, string> | undefined } = {},
+  options: { confirm?: boolean; env?: Record<string, string> | undefined; stdin?: string | undefined } = {},
 ): CommandJudgement {
   if (clamped.shell === 'off') {
     const byCeiling = ceiling?.shell === 'off';
@@ -49,6 +52,15 @@ export function judgeCommand(
     ceilingRules: clamped.rule_layers.flat(),
     ...(options.env ? { env: options.env } : {}),
   });
+  const fromStdin = judgeStdin(evaluation.reasons, options.stdin, clamped.commands.mode, (script) => {
+    // The script runs in the shell the call started, with the call's environment, under the same rules.
+    const judged = judgeCommand(clamped, ceiling, script, { confirm: options.confirm ?? false });
+    return judged.reasons;
+  });
+  if (fromStdin.length > 0) {
+    evaluation.reasons.push(...fromStdin);
+    evaluation.verdict = strictestVerdict(evaluation.verdict, ...fromStdin.map((r) => r.verdict));
+  }
   if (clamped.ceiling_allow !== null) {
     // The ceiling's own allowlist is a second, independent gate: the policy's list can only narrow it.
     const own = ceilingAllowlistReasons(command, clamped.ceiling_allow, options);

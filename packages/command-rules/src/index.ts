@@ -33,5 +33,6 @@ export {
 } from './ruleset-check';
 export { loadRuleset, rulesetDefinitions } from './rulesets';
 export { commandRulesLoaded, loadCommandRules, maxCommandLength } from './shell-parser';
+export { judgeStdin, readsCodeFromStdin, readsShellScriptFromStdin } from './stdin-readers';
 export { type EvaluateOptions, type Evaluation, type Reason, type ReasonLayer, reasonLayers } from './types';
 export { strictestVerdict, verdictStrictness } from './verdict';

@@ -30,7 +30,7 @@ export async function execCommand(
   const command = params.command ?? params.argv ?? [];
   // exec_many runs this op on each machine; the gateway gates it when the policy lists exec (or exec_many).
   authorizeGatedTool(rp, 'exec', context);
-  const { words } = authorizeCommand(rp, command, context, params.env);
+  const { words } = authorizeCommand(rp, command, context, params.env, params.stdin);
   const account = resolveRunAs(rp.clamped.run_as);
   const cwd = await checkCwd(rp, params.cwd, account.home);
 

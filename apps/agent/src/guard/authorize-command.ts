@@ -9,7 +9,8 @@ import { verifiedApprovalOf } from './verify-approval';
  * and the command rules — the request's policy rules plus the ceiling's — whatever the gateway decided. What the
  * ceiling forbids is `blocked_by_ceiling`. An `approve` verdict runs only with a human approval of exactly this
  * call that counts here (`humanApproval`: verified by the machine wherever the ceiling demands it). `env` is
- * the call's environment, judged like assignments before the command. Returns the command's words when it is
+ * the call's environment, judged like assignments before the command; `stdin` the text written to its standard
+ * input (judged as a script where a shell reads it). Returns the command's words when it is
  * one plain command (allowlist mode runs those with execve).
  */
 export function authorizeCommand(
@@ -17,13 +18,16 @@ export function authorizeCommand(
   command: string | string[],
   context: RequestContext,
   env?: Record<string, string> | undefined,
+  stdin?: string | undefined,
 ): { words: string[] | null } {
-  const judgement = judgeCommand(rp.clamped, rp.ceiling, command, { confirm: context.confirm ?? false, env });
+  const judgement = judgeCommand(rp.clamped, rp.ceiling, command, { confirm: context.confirm ?? false, env, stdin });
   const approved = judgement.verdict === 'approve' && humanApproval(rp, context, judgement.layer === 'ceiling');
   const refusal = commandRefusal(judgement, approved);
   if (refusal) throw refusal;
-  const distinct = new Set(judgement.reasons.map((r) => JSON.stringify(r.command)));
-  const first = judgement.reasons[0];
+  // Reasons about the standard input's script are not words of this command.
+  const own = judgement.reasons.filter((r) => !r.message.startsWith('standard input run by '));
+  const distinct = new Set(own.map((r) => JSON.stringify(r.command)));
+  const first = own[0];
   return { words: distinct.size === 1 && first ? [...first.command] : null };
 }
 

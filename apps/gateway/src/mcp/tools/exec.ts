@@ -36,6 +36,7 @@ export async function checkExec(
   const judgement = judgeCommand(prepared.clamped, reportedCeiling(prepared.machine), command, {
     confirm: input.confirm ?? false,
     env: input.env,
+    stdin: input.stdin,
   });
   ctx.audit.decision = judgement.verdict;
   const refusal = commandRefusal(judgement, true);
