@@ -105,9 +105,13 @@ describe('the machine keeps the last word (ceiling, sandbox, file tools, allowli
 
     a.writeCeiling(FULL_SHELL_CEILING, 0o644);
     chownSync(a.ceilingPath, 65534, 65534);
-    const owner = await callTool(client, 'exec', { machine: 'bad-mode', command: 'echo x' });
-    expect(owner.error?.code).toBe('blocked_by_ceiling');
-    expect(owner.error?.message).toMatch(/owned by uid 65534/);
+    // The gateway refuses from the machine's last report until the agent's next one arrives (a watch event or
+    // its 2 s poll), so the new reason shows up shortly after the change, never an allowed call in between.
+    await waitFor('the owner reason', async () => {
+      const owner = await callTool(client, 'exec', { machine: 'bad-mode', command: 'echo x' });
+      expect(owner.error?.code).toBe('blocked_by_ceiling');
+      return /owned by uid 65534/.test(owner.error?.message ?? '');
+    });
   });
 
   test('a missing ceiling file means the documented defaults (sandboxed shell, run as "letkite")', async () => {

@@ -114,6 +114,25 @@ function makePrivate(file: string): void {
 }
 
 /** The embedded store: one SQLite file (WAL), migrations applied on open. */
+/**
+ * Switches the file to WAL. The switch needs an exclusive lock, and SQLite answers SQLITE_BUSY at once (no busy
+ * handler) when another process opens the same fresh file at the same moment — two gateways, or a gateway and
+ * `letkite admin …`, started together. Retry for a bounded time; any other error, or a lock held longer, throws.
+ */
+function enableWal(sqlite: Database.Database, deadlineMs = 10_000): void {
+  const until = Date.now() + deadlineMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw err;
+      Atomics.wait(pause, 0, 0, 20 + Math.floor(Math.random() * 30));
+    }
+  }
+}
+
 export class SqliteStore implements Store {
   /** The raw handle and the drizzle handle, for the domain stores that share this database. */
   readonly sqlite: Database.Database;
@@ -122,7 +141,7 @@ export class SqliteStore implements Store {
   constructor(file: string) {
     if (file !== ':memory:') makePrivate(file);
     this.sqlite = new Database(file);
-    this.sqlite.pragma('journal_mode = WAL');
+    enableWal(this.sqlite);
     // In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits, which is the right
     // trade for an audit append on every tool call (FULL costs an fsync each).
     this.sqlite.pragma('synchronous = NORMAL');
