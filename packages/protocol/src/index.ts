@@ -4,6 +4,19 @@
  * Pure: zod only, no I/O.
  */
 export {
+  type AgentCallOp,
+  type AgentOp,
+  type AgentOpParams,
+  type AgentOpResult,
+  type AgentOpShape,
+  type AgentOpSpec,
+  type AgentStreamOp,
+  agentOpNames,
+  agentOps,
+  isAgentOp,
+  type ParsedAgentOpParams,
+} from './agent-ops';
+export {
   ApprovalAssertion,
   ApprovalBinding,
   ApprovalProof,
@@ -96,6 +109,7 @@ export { HandleId, ShellRunParams, ShellRunResult } from './ops-shell';
 export {
   PasteMode,
   pasteModes,
+  TerminalCloseResult,
   TerminalInfo,
   TerminalOpenParams,
   TerminalReadParams,

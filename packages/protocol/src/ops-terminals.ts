@@ -96,3 +96,7 @@ export type TerminalTextResult = z.infer<typeof TerminalTextResult>;
 
 export const TerminalRef = z.object({ terminal_id: HandleId });
 export type TerminalRef = z.infer<typeof TerminalRef>;
+
+/** The agent's answer to `terminal_close`. */
+export const TerminalCloseResult = z.object({ closed: z.boolean() });
+export type TerminalCloseResult = z.infer<typeof TerminalCloseResult>;

@@ -8,7 +8,7 @@ import {
   type JobOutputResult,
   JobRef,
   JobStartParams,
-  type JobState,
+  JobState,
   LetKiteError,
   type RequestContext,
 } from '@letkite/protocol';
@@ -35,7 +35,7 @@ const JobMeta = z.object({
   command: z.union([z.string(), z.array(z.string())]),
   started_at: z.string(),
   finished_at: z.string().nullable(),
-  state: z.enum(['running', 'exited', 'killed', 'timed_out', 'stopped', 'lost']),
+  state: JobState,
   exit_code: z.number().int().nullable(),
   signal: z.string().nullable(),
   note: z.string().nullable(),
