@@ -166,7 +166,7 @@ export function judgeStdin(
       } else if (!scriptJudged) {
         scriptJudged = true;
         for (const r of judgeScript(stdin)) {
-          added.push({ ...r, message: `standard input run by ${key}: ${r.message}` });
+          added.push({ ...r, message: `standard input run by ${key}: ${r.message}`, source: 'stdin' });
         }
       }
     } else if (readsCodeFromStdin(program)) {

@@ -25,6 +25,11 @@ export interface Reason {
   rule?: string;
   verdict: Verdict;
   message: string;
+  /**
+   * `stdin` when the reason is about a script the command reads from its standard input (stdin-readers.ts), not
+   * about the command's own words.
+   */
+  source?: 'stdin';
 }
 
 export interface Evaluation {

@@ -25,7 +25,7 @@ export function authorizeCommand(
   const refusal = commandRefusal(judgement, approved);
   if (refusal) throw refusal;
   // Reasons about the standard input's script are not words of this command.
-  const own = judgement.reasons.filter((r) => !r.message.startsWith('standard input run by '));
+  const own = judgement.reasons.filter((r) => r.source !== 'stdin');
   const distinct = new Set(own.map((r) => JSON.stringify(r.command)));
   const first = own[0];
   return { words: distinct.size === 1 && first ? [...first.command] : null };
