@@ -63,3 +63,19 @@ export function fillPath(path: string, params: Record<string, unknown>): string 
     return encodeURIComponent(value);
   });
 }
+
+/** A call's URL and JSON body, from the merged input (path parameters and request fields in one object). */
+export function requestParts(
+  e: Endpoint,
+  input: Record<string, unknown> = {},
+): { method: HttpMethod; url: string; body?: Record<string, unknown> } {
+  const names = new Set(pathParamNames(e.path));
+  const path = fillPath(e.path, input);
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input)) if (!names.has(k) && v !== undefined) rest[k] = v;
+  if (e.method !== 'GET') return { method: e.method, url: path, ...(e.request ? { body: rest } : {}) };
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(rest)) query.set(k, String(v));
+  const qs = query.toString();
+  return { method: e.method, url: qs ? `${path}?${qs}` : path };
+}
