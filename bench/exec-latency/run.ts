@@ -2,19 +2,23 @@
  * bench/exec-latency: N sequential MCP `exec` calls of `true` through a real gateway and agent, against spawning
  * `true` directly from Node and against `ssh` to a local sshd — alternating, in one run, so machine noise hits all
  * alike. A second agent with `LETKITE_EXEC_LAUNCHER=off` (spawning in the agent process instead of its launcher)
- * shows what the launcher is worth. Prints p50/p99 and the ratios.
+ * shows what the launcher is worth. ssh runs twice: a new connection per call, and over one reused ControlMaster
+ * connection (what a well-configured ssh client pays per command). Prints p50/p99 and the ratios.
  *
- *   npx tsx bench/exec-latency/run.ts [N]
+ *   npx tsx bench/exec-latency/run.ts [N | --quick]
  */
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { callTool, mcpClient, TestGateway } from '../../test/support/letkite';
 import { freePort, tempDir } from '../../test/support/processes';
+import { loadAverage } from '../support/proc-stats';
 import { LocalSshd } from '../support/sshd';
 import { fmtMs, summary } from '../support/stats';
 
 const execFileAsync = promisify(execFile);
-const N = Number(process.argv[2] ?? 300);
+const N = process.argv[2] === '--quick' ? 60 : Number(process.argv[2] ?? 300);
 const SSH_EVERY = 5;
 
 function spawnTrue(): Promise<void> {
@@ -37,11 +41,25 @@ const agentInProcess = await gw.addAgent('bench-inproc', { env: { LETKITE_EXEC_L
 const client = await mcpClient(gw.url, await gw.apiToken('bench'));
 const sshd = LocalSshd.available() ? new LocalSshd(tempDir('sshd'), await freePort()) : null;
 await sshd?.start();
+// One master connection kept open; every call after it opens only a new channel on it.
+const controlPath = join(tempDir('ssh-control'), 'master');
+const viaMaster = sshd ? sshd.sshArgs(['-o', `ControlPath=${controlPath}`]) : [];
+const master = sshd
+  ? spawn('ssh', [...sshd.sshArgs(['-o', `ControlPath=${controlPath}`, '-o', 'ControlMaster=yes', '-N'])], {
+      stdio: 'ignore',
+    })
+  : null;
+if (sshd) {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline && !existsSync(controlPath)) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(controlPath)) throw new Error('the ssh ControlMaster did not start');
+}
 
 const mcp: number[] = [];
 const mcpInProcess: number[] = [];
 const direct: number[] = [];
 const ssh: number[] = [];
+const sshMaster: number[] = [];
 const run = (machine: string) => async () => {
   const r = await callTool(client, 'exec', { machine, argv: ['true'] });
   if (!r.ok) throw new Error(`exec failed: ${JSON.stringify(r.error)}`);
@@ -55,6 +73,7 @@ for (let i = 0; i < N; i++) {
   mcp.push(await time(run('bench')));
   mcpInProcess.push(await time(run('bench-inproc')));
   direct.push(await time(spawnTrue));
+  if (sshd) sshMaster.push(await time(() => execFileAsync('ssh', [...viaMaster, 'true'])));
   if (sshd && i % SSH_EVERY === 0) ssh.push(await time(() => execFileAsync('ssh', [...sshd.sshArgs(), 'true'])));
 }
 
@@ -64,9 +83,14 @@ const rows = [
   summary('MCP exec, agent spawning in-process (launcher off)', mcpInProcess),
   directRow,
 ];
-if (sshd) rows.push(summary('ssh 127.0.0.1 true (new connection)', ssh));
+if (sshd) {
+  rows.push(summary('ssh 127.0.0.1 true (reused ControlMaster connection)', sshMaster));
+  rows.push(summary('ssh 127.0.0.1 true (new connection)', ssh));
+}
 const base = directRow.p50;
-console.log(`\nexec latency, ${N} sequential calls (${new Date().toISOString().slice(0, 10)}, ${process.version})`);
+console.log(
+  `\nexec latency, ${N} sequential calls (${new Date().toISOString()}, ${process.version}, load ${loadAverage()})`,
+);
 console.log('| what | n | p50 | p99 | p50 vs direct spawn |');
 console.log('|---|---|---|---|---|');
 for (const r of rows)
@@ -74,6 +98,7 @@ for (const r of rows)
 if (!sshd) console.log('(ssh skipped: install openssh-server to compare)');
 
 await client.close();
+master?.kill('SIGTERM');
 sshd?.stop();
 await agent.dispose();
 await agentInProcess.dispose();

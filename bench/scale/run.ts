@@ -1,0 +1,117 @@
+/**
+ * bench/scale: how many idle machines one gateway holds, and what each costs. Enrolls N simulated agents with real
+ * join tokens and connects them over the real protocol (bench/support/sim-agents.ts) to one real gateway process,
+ * then prints the gateway's RSS growth and idle CPU per agent, the time until all are online, and machines_list
+ * latency through the real MCP SDK client at that size. The last line is exactly
+ * `scale: N agents, X KiB per agent, all online in S s`.
+ *
+ *   npx tsx bench/scale/run.ts [--quick] [--agents N] [--concurrency C]
+ *
+ * The process file limit bounds N here: every agent is one socket (one descriptor) in the gateway and one in this
+ * generator, and `ulimit -Hn` on this machine is 20,000. N defaults to what fits (limit − 500).
+ */
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createJoinToken, openStore } from '@letkite/gateway';
+import { callTool, mcpClient, TestGateway } from '../../test/support/letkite';
+import { cpuSeconds, fdLimit, loadAverage, rssKiB, settle } from '../support/proc-stats';
+import { enrollSimMachine, inParallel, SimFleet } from '../support/sim-agents';
+import { fmtMs, summary } from '../support/stats';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    agents: { type: 'string' },
+    concurrency: { type: 'string', default: '200' },
+  },
+});
+const limit = fdLimit();
+const N = Number(values.agents ?? (values.quick ? 2_000 : limit - 500));
+if (N > limit - 100) throw new Error(`${N} agents need ${N} descriptors per process; the limit here is ${limit}`);
+const concurrency = Number(values.concurrency);
+
+const gw = await TestGateway.start({ LETKITE_HEARTBEAT_MS: '15000' });
+const gatewayPid = gw.process?.child.pid;
+if (!gatewayPid) throw new Error('no gateway pid');
+const client = await mcpClient(gw.url, await gw.apiToken('bench'));
+const listMachines = async () => {
+  const r = await callTool<{ machines: { online: boolean }[] }>(client, 'machines_list', {});
+  if (!r.ok) throw new Error(`machines_list failed: ${JSON.stringify(r.error)}`);
+  return r.data.machines;
+};
+await listMachines();
+
+// Join tokens straight into the gateway's database (the same code `letkite admin join-token` runs): minting 20,000
+// through the CLI would measure process start-ups, not the gateway.
+const tokens: string[] = [];
+{
+  const store = openStore(join(gw.dataDir, 'letkite.db'));
+  const { account, owner } = await store.bootstrap(new Date().toISOString());
+  for (let i = 0; i < N; i++) {
+    const t = await createJoinToken(
+      { store, now: new Date() },
+      { accountId: account.id, actor: `user:${owner.id}`, ttlMs: 3_600_000 },
+    );
+    tokens.push(t.token);
+  }
+  await store.close();
+}
+
+const tEnroll = performance.now();
+const machines = await inParallel(tokens, 16, (token, i) => enrollSimMachine(gw.url, token, i));
+const enrollS = (performance.now() - tEnroll) / 1000;
+
+await settle();
+const rssBefore = rssKiB(gatewayPid);
+
+const fleet = new SimFleet(SimFleet.wsUrlOf(gw.url), machines);
+const tConnect = performance.now();
+const cpuConnect0 = cpuSeconds(gatewayPid);
+await fleet.connectAll(concurrency);
+const onlineS = (performance.now() - tConnect) / 1000;
+const cpuConnect = cpuSeconds(gatewayPid) - cpuConnect0;
+
+// The gateway's own view: every machine online.
+const seen = await listMachines();
+const seenOnline = seen.filter((m) => m.online).length;
+
+await settle();
+const rssAfter = rssKiB(gatewayPid);
+const idleWindowS = values.quick ? 10 : 30;
+const cpuIdle0 = cpuSeconds(gatewayPid);
+await new Promise((r) => setTimeout(r, idleWindowS * 1000));
+const cpuIdle = cpuSeconds(gatewayPid) - cpuIdle0;
+
+const listTimes: number[] = [];
+for (let i = 0; i < 20; i++) {
+  const t = performance.now();
+  await listMachines();
+  listTimes.push(performance.now() - t);
+}
+const list = summary('machines_list', listTimes);
+const perAgentKiB = (rssAfter - rssBefore) / N;
+
+console.log(
+  `\nscale, ${N} simulated agents on one gateway (${new Date().toISOString()}, ${process.version}, load ${loadAverage()})`,
+);
+console.log('| what | figure |');
+console.log('|---|---|');
+console.log(`| enrolled (16 in flight) | ${N} in ${enrollS.toFixed(1)} s |`);
+console.log(
+  `| connected (${concurrency} handshakes in flight) | all ${N} in ${onlineS.toFixed(1)} s (${fleet.failures} failed attempts, retried) |`,
+);
+console.log(`| online as the gateway sees it | ${seenOnline} of ${seen.length} machines |`);
+console.log(`| gateway RSS before → after | ${(rssBefore / 1024).toFixed(1)} → ${(rssAfter / 1024).toFixed(1)} MiB |`);
+console.log(`| gateway RSS per agent | ${perAgentKiB.toFixed(1)} KiB |`);
+console.log(`| gateway CPU per handshake | ${((cpuConnect / N) * 1e6).toFixed(0)} µs |`);
+console.log(
+  `| gateway idle CPU (heartbeats, ${idleWindowS} s window) | ${((cpuIdle / idleWindowS) * 100).toFixed(2)} % of a core, ${((cpuIdle / idleWindowS / N) * 1e6).toFixed(2)} µs/s per agent |`,
+);
+console.log(`| machines_list at this size (${N + 0} machines) | p50 ${fmtMs(list.p50)}, p99 ${fmtMs(list.p99)} |`);
+if (fleet.failureReasons.size)
+  console.log(`failed attempts by reason: ${JSON.stringify(Object.fromEntries(fleet.failureReasons))}`);
+console.log(`scale: ${N} agents, ${perAgentKiB.toFixed(1)} KiB per agent, all online in ${onlineS.toFixed(1)} s`);
+
+fleet.stop();
+await client.close();
+await gw.dispose();
