@@ -13,7 +13,12 @@ export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
     const require = createRequire(import.meta.url);
     await Parser.init();
-    const wasm = await readFile(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));
+    // Built (tools/build), the grammar is copied next to the bundle: the standalone agent has no node_modules.
+    const wasm = await readFile(
+      import.meta.letkiteBundle
+        ? new URL('./tree-sitter-bash.wasm', import.meta.url)
+        : require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'),
+    );
     const language = await Language.load(new Uint8Array(wasm));
     const parser = new Parser();
     parser.setLanguage(language);

@@ -4,7 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { ErrorCode, LetKiteError } from '@letkite/protocol';
 import type { WorkerRequest, WorkerResponse } from './worker-protocol';
 
-const workerMain = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+// Built (tools/build), the worker is its own small bundle next to the agent's.
+const workerMain = fileURLToPath(
+  new URL(import.meta.letkiteBundle ? './file-worker.mjs' : './worker-main.ts', import.meta.url),
+);
 
 /** How long a file operation may take in the worker before it is abandoned (and the worker restarted). */
 const OPERATION_TIMEOUT_MS = 120_000;

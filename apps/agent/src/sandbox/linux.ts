@@ -44,6 +44,8 @@ export function sandboxHelperEnv(): Record<string, string> {
 
 /** Where `npm install` / `npm run build -w @letkite/agent` puts the helper. */
 export function sandboxHelperPath(): string {
+  // Built (tools/build), the helper sits next to the bundle.
+  if (import.meta.letkiteBundle) return fileURLToPath(new URL('./letkite-sandbox', import.meta.url));
   return fileURLToPath(new URL('../../native/build/letkite-sandbox', import.meta.url));
 }
 

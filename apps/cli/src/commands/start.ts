@@ -17,12 +17,13 @@ import {
 import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
 
-const cliMain = fileURLToPath(new URL('../main.ts', import.meta.url));
+// Built (tools/build), this module is inside dist/cli/main.mjs: the agent child runs that same bundle.
+const cliMain = fileURLToPath(import.meta.letkiteBundle ? import.meta.url : new URL('../main.ts', import.meta.url));
 /**
  * The LetKite installation this runs from (the checkout, for `npm start`): the code the agent and the gateway
  * run, which a sandboxed command must not be able to change before the next start.
  */
-const installRoot = resolve(dirname(cliMain), '../../..');
+const installRoot = resolve(dirname(cliMain), import.meta.letkiteBundle ? '../..' : '../../..');
 
 /**
  * `letkite start` (what `npm start` runs): the embedded setup for one person — a gateway on SQLite under the data

@@ -73,7 +73,9 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Where the SQLite migrations live (apps/gateway/drizzle/<domain>/, each with meta/_journal.json). */
-export const drizzleRoot = join(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+export const drizzleRoot = import.meta.letkiteBundle
+  ? fileURLToPath(new URL('./drizzle', import.meta.url)) // built: copied next to the bundle (tools/build)
+  : join(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
 /** The `when` stamp of every SQLite migration the code ships (drizzle stores it as `created_at` once applied). */
 export function shippedSqliteMigrations(root = drizzleRoot): { domain: string; tag: string; when: number }[] {

@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { Context, Next } from 'hono';
 
 /** Where `npm run build -w @letkite/webapp` puts the web app. */
-export const WEBAPP_DIST = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../webapp/dist');
+export const WEBAPP_DIST = import.meta.letkiteBundle
+  ? fileURLToPath(new URL('./webapp', import.meta.url)) // built: copied next to the bundle (tools/build)
+  : resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../webapp/dist');
 
 const types: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

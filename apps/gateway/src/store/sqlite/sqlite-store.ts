@@ -22,7 +22,9 @@ import type {
 import { redactionPatterns } from './redaction-schema';
 import * as schema from './schema';
 
-const drizzleRoot = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
+const drizzleRoot = import.meta.letkiteBundle
+  ? fileURLToPath(new URL('./drizzle', import.meta.url)) // built: copied next to the bundle (tools/build)
+  : join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
 
 type Db = BetterSQLite3Database<typeof schema>;
 

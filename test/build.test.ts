@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from './support/letkite';
+import { freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
+
+// Issue #13: `npm run build` compiles the apps, and the built `letkite` (bin/letkite → dist/cli/main.mjs) runs a
+// gateway and an agent with plain Node: its migrations, web app, exec launcher, file worker and grammar are found
+// next to the bundle. The other suites run the sources through tsx (test/support/processes.ts), so that eight
+// people editing sources never test a stale build; this one tests the build.
+
+const bin = join(repoRoot, 'bin/letkite');
+
+/** bin/letkite as a process, with an environment free of loader flags (no tsx can sneak in through NODE_OPTIONS). */
+class BuiltCli {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(args: string[], env: Record<string, string>, input?: string) {
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
+    this.child = spawn(bin, args, { cwd: tempDir('built-cwd'), env: { ...clean, NO_COLOR: '1', ...env } });
+    this.child.stdout?.on('data', (c: Buffer) => {
+      this.stdout += c.toString();
+    });
+    this.child.stderr?.on('data', (c: Buffer) => {
+      this.stderr += c.toString();
+    });
+    this.child.stdin?.end(input);
+    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+  }
+
+  waitForOutput(pattern: RegExp): Promise<RegExpMatchArray> {
+    return waitFor(
+      `${pattern}\n${this.stdout}\n${this.stderr}`,
+      () => (this.stdout + this.stderr).match(pattern),
+      30_000,
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5000))]);
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+async function run(args: string[], env: Record<string, string>, input?: string) {
+  const p = new BuiltCli(args, env, input);
+  const code = await p.exited;
+  return { code, stdout: p.stdout, stderr: p.stderr };
+}
+
+beforeAll(() => {
+  const r = spawnSync(process.execPath, ['tools/build/build.mjs', '--if-stale', '--keep-webapp'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  expect(r.stderr + r.stdout).toMatch(/build: .* ready/);
+  expect(r.status).toBe(0);
+}, 300_000);
+
+describe('the built product', () => {
+  const dirs: string[] = [];
+  const procs: BuiltCli[] = [];
+  afterAll(async () => {
+    for (const p of procs) await p.stop();
+    for (const d of dirs) removeDir(d);
+  });
+
+  test('the bundle carries no tsx and no TypeScript path', () => {
+    const main = readFileSync(join(repoRoot, 'dist/cli/main.mjs'), 'utf8');
+    expect(main).not.toMatch(/from ["']tsx/);
+    expect(main).not.toMatch(/worker-main\.ts|\.\.\/main\.ts/);
+  });
+
+  test('bin/letkite runs a gateway and an agent from dist/, and a command runs through MCP', async () => {
+    const data = tempDir('built-gw');
+    const agentDir = tempDir('built-agent');
+    dirs.push(data, agentDir);
+    const port = await freePort();
+    const env = { LETKITE_DATA: data, LETKITE_PORT: String(port), LETKITE_HEARTBEAT_MS: '1000' };
+    const gw = new BuiltCli(['gateway'], env);
+    procs.push(gw);
+    await gw.waitForOutput(/listening on/);
+    const url = `http://localhost:${port}`;
+
+    // The migrations (dist/cli/drizzle) were found and applied; the web app (dist/cli/webapp) is served.
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<script type="module"[^>]*src="\/assets\//);
+
+    const joinToken = await run(['admin', 'join-token'], { LETKITE_DATA: data });
+    expect(joinToken.code).toBe(0);
+    const ceiling = join(agentDir, 'ceiling.toml');
+    writeFileSync(ceiling, FULL_SHELL_CEILING);
+    const agentEnv = { LETKITE_CEILING: ceiling, LETKITE_AGENT_STATE: agentDir };
+    const joined = await run(['agent', 'join', url, '-', '--name', 'built'], agentEnv, lastLine(joinToken.stdout));
+    expect(joined.stderr).toBe('');
+    expect(joined.code).toBe(0);
+    const agent = new BuiltCli(['agent', 'run'], agentEnv);
+    procs.push(agent);
+    await agent.waitForOutput(/connected to/);
+    expect(readFileSync(`/proc/${agent.child.pid}/cmdline`, 'utf8').split('\0')).toContain(
+      join(repoRoot, 'dist/cli/main.mjs'),
+    );
+
+    const apiToken = await run(['admin', 'token', 'create', '--name', 'built'], { LETKITE_DATA: data });
+    expect(apiToken.code).toBe(0);
+    const client = await mcpClient(url, apiToken.stdout.trim());
+    try {
+      await machineOnline(client, 'built');
+      // exec goes through the launcher (dist/cli/launcher.mjs); the command rules load the grammar (wasm).
+      const r = await callTool(client, 'exec', { machine: 'built', command: 'echo built-$((40+2))' });
+      expect(r.error).toBeUndefined();
+      expect(r.data).toMatchObject({ exit_code: 0, stdout: 'built-42\n' });
+      const note = join(data, '..', `${basename(agentDir)}-note.txt`);
+      writeFileSync(note, 'read through the built agent\n');
+      dirs.push(note);
+      const file = await callTool(client, 'read_file', { machine: 'built', path: note });
+      expect(file.error).toBeUndefined();
+      expect(file.data).toMatchObject({ content: 'read through the built agent\n' });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/** The join token is the last line on stdout (the command above it is for people). */
+function lastLine(text: string): string {
+  return text.trim().split('\n').at(-1) ?? '';
+}
