@@ -42,6 +42,13 @@ function rawBuffer(raw: WebSocket.RawData): Buffer {
   return Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
 }
 
+/** A Retry-After header's delay in ms (delta-seconds only; an HTTP date or nonsense counts as none), capped at 5 min. */
+export function retryAfterMs(header: string | string[] | undefined): number {
+  const v = Array.isArray(header) ? header[0] : header;
+  if (v === undefined || !/^\d{1,6}$/.test(v.trim())) return 0;
+  return Math.min(Number(v.trim()), 300) * 1000;
+}
+
 /** Exponential backoff with full jitter: a fleet of agents does not reconnect in lockstep after an outage. */
 export function backoffDelay(attempt: number, b: Backoff, random: () => number = Math.random): number {
   const cap = Math.min(b.maxMs, b.initialMs * 2 ** Math.min(attempt, 20));
@@ -70,6 +77,8 @@ export class GatewayConnection {
   private ws: WebSocket | null = null;
   private stopped = false;
   private attempt = 0;
+  /** Set when the gateway refused the upgrade with a Retry-After; the next reconnect waits at least this long. */
+  private retryAfterMs = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly inflight = new Map<string, { controller: AbortController; stream: RequestStream }>();
@@ -152,7 +161,14 @@ export class GatewayConnection {
 
   private scheduleReconnect(): void {
     if (this.stopped) return;
-    const delay = backoffDelay(this.attempt++, this.backoff);
+    // A gateway at its handshake bound says how long to stay away (Retry-After on a 503): at least that, plus
+    // jitter of its own, so refused agents spread out instead of returning together.
+    const told = this.retryAfterMs;
+    this.retryAfterMs = 0;
+    const delay = Math.max(
+      backoffDelay(this.attempt++, this.backoff),
+      told > 0 ? told + Math.random() * told * 0.5 : 0,
+    );
     this.handlers.log(`reconnecting in ${delay} ms`);
     this.retryTimer = setTimeout(() => this.dial(), delay);
   }
@@ -210,6 +226,14 @@ export class GatewayConnection {
       if (welcomed) this.armWatchdog(ws, heartbeatMs);
     });
     ws.on('error', (err) => this.handlers.log(`socket error: ${err.message}`));
+    ws.on('unexpected-response', (_req, res) => {
+      this.retryAfterMs = retryAfterMs(res.headers['retry-after']);
+      this.handlers.log(
+        `the gateway answered ${res.statusCode}${this.retryAfterMs ? ` (retry after ${this.retryAfterMs / 1000} s)` : ''}`,
+      );
+      res.resume();
+      ws.terminate();
+    });
     ws.on('close', (code, reason) => {
       clearTimeout(handshakeTimer);
       clearTimeout(this.watchdog);

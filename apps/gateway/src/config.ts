@@ -11,6 +11,11 @@ export const GatewayConfig = z.object({
   databaseUrl: z.string().optional(),
   heartbeatMs: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** SMTP server for e-mail, e.g. `smtp://user:pass@mail.example.com:587`; without it links are shown instead. */
+  /**
+   * Agent handshakes run at once; past this a connecting agent is answered 503 with a jittered Retry-After
+   * (hub/handshake-admission.ts), so a fleet reconnecting after a restart comes back at a bounded rate.
+   */
+  agentHandshakes: z.coerce.number().int().min(1).max(100_000).default(128),
   smtpUrl: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
@@ -96,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
 
 function envName(key: string): string {
   const names: Record<string, string> = {
+    agentHandshakes: env.LETKITE_AGENT_HANDSHAKES || undefined,
     port: 'PORT',
     host: 'HOST',
     dataDir: 'DATA',
@@ -116,3 +122,4 @@ function envName(key: string): string {
   };
   return names[key] ?? key.toUpperCase();
 }
+    agentHandshakes: 'AGENT_HANDSHAKES',

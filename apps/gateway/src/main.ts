@@ -17,6 +17,7 @@ import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from '
 import { LocalHub } from './hub/local-hub';
 import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
+import { HandshakeAdmission } from './hub/handshake-admission';
 import { loadOrCreateSecretKeyFile } from './identity/totp-seed-cipher';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
@@ -179,7 +180,15 @@ export async function startGateway(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) =>
-      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs, gatewayIdentity }),
+      handleAgentSocket(ws, {
+        store,
+        hub,
+        now,
+        log,
+        heartbeatMs: config.heartbeatMs,
+        gatewayIdentity,
+        onHandshakeSettled: release,
+      }),
     );
   });
 
@@ -193,12 +202,19 @@ export async function startGateway(
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
     const deadline = Date.now() + config.shutdownTimeoutMs;
     while (inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  const admission = new HandshakeAdmission(config.agentHandshakes);
     if (inflight.size > 0)
       log(`shutting down: ${inflight.size} request(s) still running after ${config.shutdownTimeoutMs} ms are cut`);
     await mcp.close();
     await hub.close();
     for (const client of wss.clients) client.terminate();
     wss.close();
+    const release = admission.tryAdmit();
+    if (!release) {
+      admission.refuse(socket);
+      return;
+    }
+    socket.once('close', release);
     if ('closeAllConnections' in server) server.closeAllConnections();
     await stopped;
     if (metricsServer) {

@@ -16,6 +16,8 @@ export interface AgentEndpointDeps {
   gatewayIdentity: GatewayIdentity;
   /** How long an agent has to answer the challenge. */
   handshakeTimeoutMs?: number;
+  /** Called when the handshake settles: welcome sent, or the socket closed first (handshake-admission.ts). */
+  onHandshakeSettled?: () => void;
 }
 
 function parseFrame(data: RawData, isBinary: boolean): AgentFrame | null {
@@ -74,7 +76,10 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
   // Binary messages (data frames) arrive as their fragments, views of what the socket read: relayed with no copy.
   ws.binaryType = 'fragments';
   ws.on('error', (err) => deps.log(`agent socket error: ${err.message}`));
-  ws.on('close', () => clearTimeout(handshakeTimer));
+  ws.on('close', () => {
+    clearTimeout(handshakeTimer);
+    deps.onHandshakeSettled?.();
+  });
 
   ws.on('message', (data, isBinary) => {
     // Binary messages are data frames of a streamed call (transfers), only after the handshake.
@@ -171,6 +176,7 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
       heartbeat_ms: deps.heartbeatMs,
       proof: deps.gatewayIdentity.proveHandshake(transcript),
     });
+    deps.onHandshakeSettled?.();
     deps.log(`agent ${machine.id} (${machine.name}) connected from ${frame.info.hostname}`);
   }
 
