@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { freePort, removeDir, repoRoot, tempDir } from './support/processes';
+import { freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
 /** The value of one sample in a Prometheus exposition text, or undefined when it is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -173,5 +174,88 @@ describe('infra/systemd units', () => {
     expect(agent).toContain('Restart=always');
     for (const d of ['ProtectSystem', 'ProtectHome', 'PrivateTmp', 'RestrictNamespaces', 'CapabilityBoundingSet'])
       expect(agent.some((l) => l.startsWith(`${d}=`))).toBe(false);
+  });
+});
+
+/** A raw HTTP request from a chosen local address (127.0.0.2 is loopback too, but not a trusted proxy here). */
+function rawRequest(
+  url: string,
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer;
+    localAddress?: string;
+    chunked?: boolean;
+  },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.body && !options.chunked) headers['content-length'] = String(options.body.length);
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: u.port,
+        path: u.pathname,
+        method: options.method ?? 'GET',
+        headers,
+        localAddress: options.localAddress,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
+    // The server may answer 413 and close before the whole body is sent: that is the point, not a failure.
+    req.on('error', (err) => reject(err));
+    if (options.body && options.chunked) {
+      const body = options.body;
+      for (let i = 0; i < body.length; i += 1 << 20) req.write(body.subarray(i, i + (1 << 20)));
+      req.end();
+    } else req.end(options.body);
+  });
+}
+
+describe('behind a proxy and at the body limits (a real gateway, its JSON log read back)', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    // Only 127.0.0.1 is a trusted proxy: a peer at 127.0.0.2 stands for any client on the network.
+    gw = await TestGateway.start({ LETKITE_TRUSTED_PROXIES: '127.0.0.1' });
+  });
+
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+
+  function requestLine(reqId: string): LogLine & { client?: string } {
+    const line = (gw.process?.stderr ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as LogLine & { client?: string })
+      .find((l) => l.msg === 'request' && l.req_id === reqId);
+    if (!line) throw new Error(`no request line for ${reqId}`);
+    return line;
+  }
+
+  test('X-Forwarded-For from an untrusted peer is ignored; from the trusted proxy the rightmost untrusted hop counts', async () => {
+    // /api/session is logged at info (probes are debug): its request line names the client.
+    const a = await rawRequest(`${gw.url}/api/session`, {
+      headers: { 'x-forwarded-for': '203.0.113.7', 'x-request-id': 'spoofed-2' },
+      localAddress: '127.0.0.2',
+    });
+    const b = await rawRequest(`${gw.url}/api/session`, {
+      headers: { 'x-forwarded-for': '6.6.6.6, 203.0.113.7', 'x-request-id': 'proxied-2' },
+      localAddress: '127.0.0.1',
+    });
+    expect(a.status).toBe(b.status);
+    await waitFor('the request lines', () => (gw.process?.stderr ?? '').includes('"proxied-2"'));
+    expect(requestLine('spoofed-2').client).toBe('127.0.0.2');
+    expect(requestLine('proxied-2').client).toBe('203.0.113.7');
   });
 });

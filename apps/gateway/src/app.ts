@@ -6,6 +6,7 @@ import { authenticateBearer } from './auth/authenticate-bearer';
 import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders, stepUpScope } from './auth/mcp-access';
 import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
+import { clientAddressMiddleware, type TrustedProxies } from './http/client-address';
 import { httpStatusOf } from './http/error-status';
 import { healthRoutes, type ReadinessCheck } from './http/health';
 import type { Logger } from './http/logger';
@@ -32,12 +33,16 @@ export interface AppDeps extends GatewayDeps {
   readiness?: readonly ReadinessCheck[];
   /** True once graceful shutdown began. */
   draining?: () => boolean;
+  /** Proxies whose forwarding headers name the real client (LETKITE_TRUSTED_PROXIES); none by default. */
+  trustedProxies?: TrustedProxies;
 }
 
 /** Builds the gateway's HTTP app. It never listens: main.ts (or a test through `app.request`) does. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
 
+  // First: rate limits, logs and audit all read the client address this resolves (http/client-address.ts).
+  if (deps.trustedProxies) app.use('*', clientAddressMiddleware(deps.trustedProxies));
   app.use('*', requestLog({ logger: deps.logger, metrics: deps.metrics, level: deps.requestLogLevel }));
 
   app.onError((err, c) => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { TrustedProxies } from './http/client-address';
 import { parseSecretKey } from './identity/totp-seed-cipher';
 
 /** Gateway configuration, read once from the environment by the composition root. */
@@ -11,11 +12,6 @@ export const GatewayConfig = z.object({
   databaseUrl: z.string().optional(),
   heartbeatMs: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /** SMTP server for e-mail, e.g. `smtp://user:pass@mail.example.com:587`; without it links are shown instead. */
-  /**
-   * Agent handshakes run at once; past this a connecting agent is answered 503 with a jittered Retry-After
-   * (hub/handshake-admission.ts), so a fleet reconnecting after a restart comes back at a bounded rate.
-   */
-  agentHandshakes: z.coerce.number().int().min(1).max(100_000).default(128),
   smtpUrl: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
@@ -68,6 +64,19 @@ export const GatewayConfig = z.object({
   metricsHost: z.string().min(1).default('127.0.0.1'),
   /** On SIGTERM, how long running requests may take to finish before their connections are cut. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * Proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For / -Proto and Forwarded headers
+   * count; unset: none, every such header is ignored (anyone can send one).
+   */
+  trustedProxies: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const r = TrustedProxies.parse(v);
+      if (r.ok) return r.proxies;
+      for (const message of r.problems) ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
@@ -91,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     metricsPort: env.LETKITE_METRICS_PORT || undefined,
     metricsHost: env.LETKITE_METRICS_HOST || undefined,
     shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
+    trustedProxies: env.LETKITE_TRUSTED_PROXIES,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
@@ -101,7 +111,6 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
 
 function envName(key: string): string {
   const names: Record<string, string> = {
-    agentHandshakes: env.LETKITE_AGENT_HANDSHAKES || undefined,
     port: 'PORT',
     host: 'HOST',
     dataDir: 'DATA',
@@ -119,7 +128,7 @@ function envName(key: string): string {
     metricsPort: 'METRICS_PORT',
     metricsHost: 'METRICS_HOST',
     shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+    trustedProxies: 'TRUSTED_PROXIES',
   };
   return names[key] ?? key.toUpperCase();
 }
-    agentHandshakes: 'AGENT_HANDSHAKES',

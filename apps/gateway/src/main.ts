@@ -17,7 +17,6 @@ import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from '
 import { LocalHub } from './hub/local-hub';
 import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
-import { HandshakeAdmission } from './hub/handshake-admission';
 import { loadOrCreateSecretKeyFile } from './identity/totp-seed-cipher';
 import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
@@ -80,7 +79,8 @@ export async function startGateway(
   // The app needs the port (for its public URL), so it is built after listen; until then requests get 503.
   let app: ReturnType<typeof createApp> | null = null;
   const server = createAdaptorServer({
-    fetch: (req: Request) => (app ? app.fetch(req) : new Response('starting', { status: 503 })),
+    // The node bindings (env) go along: the client address is read from the socket (http/client-address.ts).
+    fetch: (req: Request, env: unknown) => (app ? app.fetch(req, env) : new Response('starting', { status: 503 })),
     hostname: config.host,
   });
   // Requests still being answered (response not closed yet), for the drain at shutdown. The standalone MCP
@@ -152,6 +152,7 @@ export async function startGateway(
     requestLogLevel: options.log ? 'debug' : 'info',
     readiness,
     draining: () => draining,
+    trustedProxies: config.trustedProxies,
   });
 
   // /metrics only on its own listener (loopback by default), so the public port behind the proxy never serves it.
@@ -180,15 +181,7 @@ export async function startGateway(
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) =>
-      handleAgentSocket(ws, {
-        store,
-        hub,
-        now,
-        log,
-        heartbeatMs: config.heartbeatMs,
-        gatewayIdentity,
-        onHandshakeSettled: release,
-      }),
+      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs, gatewayIdentity }),
     );
   });
 
@@ -202,19 +195,12 @@ export async function startGateway(
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
     const deadline = Date.now() + config.shutdownTimeoutMs;
     while (inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  const admission = new HandshakeAdmission(config.agentHandshakes);
     if (inflight.size > 0)
       log(`shutting down: ${inflight.size} request(s) still running after ${config.shutdownTimeoutMs} ms are cut`);
     await mcp.close();
     await hub.close();
     for (const client of wss.clients) client.terminate();
     wss.close();
-    const release = admission.tryAdmit();
-    if (!release) {
-      admission.refuse(socket);
-      return;
-    }
-    socket.once('close', release);
     if ('closeAllConnections' in server) server.closeAllConnections();
     await stopped;
     if (metricsServer) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import { clientOf } from './client-address';
 import type { Logger } from './logger';
 import type { GatewayMetrics } from './metrics';
 
@@ -36,10 +37,19 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler {
     } catch {
       // An immutable response (a fetched one passed through): it goes out without the header.
     }
+    const client = clientOf(c).address;
     options.metrics?.request(method, route, status, seconds);
     // Probes (a load balancer, a kubelet) ask every few seconds: their lines are debug, their metrics still count.
     options.logger?.[PROBES.has(route) ? 'debug' : level](
-      { req_id: id, method, route, status, duration_ms: Math.round(seconds * 10_000) / 10 },
+      {
+        req_id: id,
+        method,
+        route,
+        status,
+        duration_ms: Math.round(seconds * 10_000) / 10,
+        // The real client behind trusted proxies (LETKITE_TRUSTED_PROXIES), else the socket's peer; none without one.
+        ...(client ? { client } : {}),
+      },
       'request',
     );
   };

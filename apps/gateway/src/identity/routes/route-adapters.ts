@@ -1,5 +1,5 @@
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
+import { clientOf } from '../../http/client-address';
 import { checkSameOrigin, requireUser, requireUserForChange } from '../current-user';
 import type { IdentityDeps, OpContext, PublicOpContext } from '../op-context';
 import { setSessionCookie } from '../session-cookie';
@@ -9,12 +9,9 @@ export async function jsonBody(c: Context): Promise<unknown> {
   return c.req.json().catch(() => ({}));
 }
 
+/** The real client's address, behind trusted proxies only (http/client-address.ts). */
 function clientAddress(c: Context): string {
-  try {
-    return getConnInfo(c).remote.address ?? '';
-  } catch {
-    return '';
-  }
+  return clientOf(c).address;
 }
 
 /** A route for an operation run before sign-in: same-origin check, then the operation. */
