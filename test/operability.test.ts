@@ -258,4 +258,33 @@ describe('behind a proxy and at the body limits (a real gateway, its JSON log re
     expect(requestLine('spoofed-2').client).toBe('127.0.0.2');
     expect(requestLine('proxied-2').client).toBe('203.0.113.7');
   });
+
+  test('bodies over the limit answer 413 too_large on /mcp, /api and /oauth, and log no error', async () => {
+    const cases: { path: string; size: number; chunked?: boolean }[] = [
+      { path: '/mcp', size: 17 * 1024 * 1024 },
+      { path: '/mcp', size: 17 * 1024 * 1024, chunked: true },
+      { path: '/api/session/password', size: 200 * 1024 },
+      { path: '/api/session/password', size: 200 * 1024, chunked: true },
+      { path: '/oauth/register', size: 40 * 1024 },
+      { path: '/oauth/token', size: 40 * 1024, chunked: true },
+      { path: '/agent/v1/enroll', size: 200 * 1024 },
+    ];
+    for (const c of cases) {
+      const r = await rawRequest(`${gw.url}${c.path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: gw.url },
+        body: Buffer.alloc(c.size, 0x20),
+        chunked: c.chunked,
+      });
+      expect({ path: c.path, chunked: c.chunked, status: r.status }).toEqual({
+        path: c.path,
+        chunked: c.chunked,
+        status: 413,
+      });
+      expect(JSON.parse(r.body)).toMatchObject({ error: { code: 'too_large' } });
+    }
+    await waitFor('the request lines', () => (gw.process?.stderr.match(/"status":413/g) ?? []).length >= cases.length);
+    expect(gw.process?.stderr).not.toMatch(/unhandled error/);
+    expect(gw.process?.stderr).not.toMatch(/"level":"error"|"level":50/);
+  });
 });

@@ -1,6 +1,7 @@
 import { EnrollRequest, LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
 import { approvalRoutes } from './approvals/approval-routes';
 import { authenticateBearer } from './auth/authenticate-bearer';
 import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders, stepUpScope } from './auth/mcp-access';
@@ -46,8 +47,12 @@ export function createApp(deps: AppDeps): Hono {
   app.use('*', requestLog({ logger: deps.logger, metrics: deps.metrics, level: deps.requestLogLevel }));
 
   app.onError((err, c) => {
-    const e = toLetKiteError(err);
-    if (!(err instanceof LetKiteError)) {
+    // A body over a route's bodyLimit is the client's mistake, not ours: 413 too_large, and no error line.
+    const e =
+      err instanceof HTTPException && err.status === 413
+        ? new LetKiteError('too_large', 'the request body is larger than this endpoint accepts')
+        : toLetKiteError(err);
+    if (!(err instanceof LetKiteError) && e.code !== 'too_large') {
       const msg = `unhandled error on ${c.req.method} ${c.req.path}: ${String(err)}`;
       if (deps.logger) deps.logger.error(msg);
       else deps.log(msg);
