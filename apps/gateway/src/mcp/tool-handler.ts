@@ -4,9 +4,13 @@ import { PendingApprovalAnswer } from '../approvals/pending-answer';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { createOutputMasker, type OutputMasker } from '../output';
+import { actorLabel, type PrincipalActor, principalActor } from '../services/actor';
+import { defineService, parseServiceInput, type Service } from '../services/define-service';
+import { newRequestId, type ServiceContext } from '../services/service-context';
+import { ToolErrorResult, toolErrorResult } from './error-map';
 
-/** What one tool call knows besides its input. */
-export interface ToolCallContext {
+/** What the MCP endpoint knows of one tool call besides its arguments. */
+export interface ToolCallInput {
   deps: GatewayDeps;
   principal: Principal;
   /** Aborted when the client cancels the request or the session closes. */
@@ -19,17 +23,46 @@ export interface ToolCallContext {
   audit: { target?: string; decision?: string; details?: Record<string, unknown> };
 }
 
-export interface ToolHandler {
-  descriptor: ToolDescriptor;
-  run(input: unknown, ctx: ToolCallContext): Promise<unknown>;
+/**
+ * What one tool call's service gets: the service context (the credential as actor, its account, one clock
+ * reading) plus what only MCP has — cancellation, progress, the declared client, the audit notes.
+ */
+export interface ToolCallContext extends ServiceContext<GatewayDeps, PrincipalActor>, ToolCallInput {
+  account: string;
 }
 
-/** Binds a descriptor to its implementation; the input arrives already validated by the descriptor's schema. */
+/** One MCP tool: its published descriptor and the service that does the work. */
+export interface ToolHandler {
+  descriptor: ToolDescriptor;
+  service: Service<z.ZodType, unknown, ToolCallContext>;
+}
+
+/**
+ * Binds a descriptor to its implementation, as a service named after the tool whose input schema is the
+ * descriptor's (so what tools/list publishes is what validates). The MCP adapter (`runTool`) parses, runs,
+ * validates the output and audits.
+ */
 export function defineHandler<I extends z.ZodObject, O extends z.ZodObject>(
   descriptor: ToolDescriptor<I, O>,
-  run: (input: z.infer<I>, ctx: ToolCallContext) => Promise<z.infer<O>>,
+  run: (input: z.output<I>, ctx: ToolCallContext) => Promise<z.output<O>>,
 ): ToolHandler {
-  return { descriptor, run: (input, ctx) => run(input as z.infer<I>, ctx) };
+  const service = defineService<I, z.output<O>, ToolCallContext>({
+    name: descriptor.name,
+    input: descriptor.input,
+    run: (ctx: ToolCallContext, input: z.output<I>) => run(input, ctx),
+  });
+  return { descriptor, service: service as unknown as ToolHandler['service'] };
+}
+
+/** The full context of one call: the endpoint's input plus the actor, account, clock reading and request id. */
+export function toolCallContext(call: ToolCallInput, requestId: string = newRequestId()): ToolCallContext {
+  return {
+    ...call,
+    actor: principalActor(call.principal),
+    account: call.principal.accountId,
+    now: call.deps.now(),
+    requestId,
+  };
 }
 
 export interface CallToolResult {
@@ -49,33 +82,38 @@ const maskers = new WeakMap<ToolCallContext, Promise<OutputMasker>>();
 export function outputMaskerFor(ctx: ToolCallContext): Promise<OutputMasker> {
   let masker = maskers.get(ctx);
   if (masker === undefined) {
-    masker = ctx.deps.store.getRedactionPatterns(ctx.principal.accountId).then((p) => createOutputMasker(p));
+    masker = ctx.deps.store.getRedactionPatterns(ctx.account).then((p) => createOutputMasker(p));
     maskers.set(ctx, masker);
   }
   return masker;
 }
 
-export function errorResult(err: LetKiteError): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toPayload()) }] };
+/**
+ * A refused call (DESIGN §7): `isError`, with `{ code, message, details }` plus the error table's `retryable` and
+ * `hint` as structuredContent and the same JSON as text. `payload` must already be masked.
+ */
+export function errorResult(err: LetKiteError | ReturnType<LetKiteError['toPayload']>): CallToolResult {
+  const structured = toolErrorResult(err instanceof LetKiteError ? err.toPayload() : err);
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured,
+  };
 }
 
-/** Validates input, runs the handler, validates output and writes the audit record. */
-export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCallContext): Promise<CallToolResult> {
+/**
+ * The MCP adapter of a tool's service: parses the arguments with the tool's schema (`invalid_params` naming every
+ * problem, unknown keys included), runs the service, validates its output, maps a refusal through the error table
+ * and writes the audit record, whatever the outcome.
+ */
+export async function runTool(handler: ToolHandler, args: unknown, call: ToolCallInput): Promise<CallToolResult> {
   const { descriptor } = handler;
+  const ctx = toolCallContext(call);
   const started = performance.now();
   let outcome: ErrorCode | 'ok' = 'ok';
   try {
-    const parsed = descriptor.input.safeParse(args ?? {});
-    if (!parsed.success) {
-      throw new LetKiteError(
-        'invalid_params',
-        `invalid arguments for ${descriptor.name}: ${z.prettifyError(parsed.error)}`,
-        {
-          issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-        },
-      );
-    }
-    const result = descriptor.output.parse(await handler.run(parsed.data, ctx)) as Record<string, unknown>;
+    const input = parseServiceInput(descriptor.input, args, descriptor.name);
+    const result = descriptor.output.parse(await handler.service.run(ctx, input)) as Record<string, unknown>;
     return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
   } catch (err) {
     if (err instanceof PendingApprovalAnswer) {
@@ -91,16 +129,15 @@ export async function runTool(handler: ToolHandler, args: unknown, ctx: ToolCall
     if (!(err instanceof LetKiteError))
       ctx.deps.log(`tool ${descriptor.name} failed: ${masker.mask(String(err)).text}`);
     outcome = e.code;
-    const payload = masker.maskValue(e.toPayload());
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(payload) }] };
+    return errorResult(masker.maskValue(e.toPayload()));
   } finally {
     ctx.deps.metrics?.toolCall(descriptor.name, outcome, (performance.now() - started) / 1000);
     // The stored arguments go through the same masker as the output: the audit log never holds a secret.
     const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
     await ctx.deps.store.appendAudit({
-      accountId: ctx.principal.accountId,
+      accountId: ctx.account,
       at: ctx.deps.now().toISOString(),
-      actor: ctx.principal.actor,
+      actor: actorLabel(ctx.actor),
       action: `tool.${descriptor.name}`,
       target: ctx.audit.target === undefined ? null : masker.mask(ctx.audit.target).text,
       decision: ctx.audit.decision ?? null,
@@ -127,12 +164,15 @@ export function publishedTool(descriptor: ToolDescriptor) {
 }
 
 /**
- * A gated tool answers either with its output or with `PendingApproval`; MCP clients validate structuredContent
- * against this schema, so it admits both (MCP wants `type: "object"` at the top, hence not a bare anyOf).
+ * What a tool's structuredContent can be: its output, `PendingApproval` for a gated tool, or the refusal
+ * (`ToolErrorResult`). Strict MCP clients (the TypeScript SDK among them) validate structuredContent against this
+ * schema even on `isError` results, so it admits every shape (MCP wants `type: "object"` at the top, hence not a
+ * bare anyOf).
  */
 function publishedOutput(descriptor: ToolDescriptor, strip: (s: Record<string, unknown>) => Record<string, unknown>) {
   const output = strip(z.toJSONSchema(descriptor.output, { io: 'output' }) as Record<string, unknown>);
-  if (!descriptor.gated) return output;
+  const refusal = strip(z.toJSONSchema(ToolErrorResult, { io: 'output' }) as Record<string, unknown>);
+  if (!descriptor.gated) return { type: 'object', anyOf: [output, refusal] };
   const pending = strip(z.toJSONSchema(PendingApproval, { io: 'output' }) as Record<string, unknown>);
-  return { type: 'object', anyOf: [output, pending] };
+  return { type: 'object', anyOf: [output, pending, refusal] };
 }
