@@ -75,17 +75,79 @@ export interface AuditEventInput {
   accountId: string;
   at: string;
   actor: string;
+  /** One of `auditActions` (store/audit-actions.ts), or `tool.<name>` for a tool call. */
   action: string;
   target?: string | null;
   decision?: string | null;
   outcome?: string | null;
   details?: Record<string, unknown>;
+  /** The person behind the actor; derived from a `user:<id>` actor when absent. */
+  userId?: string | null;
+  tool?: string | null;
+  machineId?: string | null;
+  /** Connection or API token id; derived from a `connection:`/`token:` actor when absent. */
+  credentialId?: string | null;
+  clientName?: string | null;
+  requestId?: string | null;
+  durationMs?: number | null;
 }
 
-export interface AuditEvent extends Required<Omit<AuditEventInput, 'details'>> {
+/** A stored audit row: every typed column, and its place in the account's hash chain. */
+export interface AuditEvent {
   id: number;
+  accountId: string;
+  at: string;
+  actor: string;
+  action: string;
+  target: string | null;
+  decision: string | null;
+  outcome: string | null;
   details: Record<string, unknown>;
+  userId: string | null;
+  tool: string | null;
+  machineId: string | null;
+  credentialId: string | null;
+  clientName: string | null;
+  requestId: string | null;
+  durationMs: number | null;
+  prevHash: string | null;
+  hash: string | null;
 }
+
+/** Filters of the activity log; every one narrows (AND). Results are newest first, by id. */
+export interface AuditQuery {
+  limit: number;
+  /** Only rows with an id below this (the cursor of the previous page). */
+  beforeId?: number;
+  /** Only rows with an id above this (the live tail). */
+  afterId?: number;
+  /** ISO-8601, inclusive. */
+  since?: string;
+  /** ISO-8601, exclusive. */
+  until?: string;
+  action?: string;
+  /** `tool.*` actions only. */
+  toolCalls?: boolean;
+  userId?: string;
+  credentialId?: string;
+  machineId?: string;
+  tool?: string;
+  outcome?: string;
+  /** Oldest first instead (the export, the live tail). */
+  ascending?: boolean;
+}
+
+/** What `verifyAudit` found: whole, or the first row where the chain breaks and why. */
+export type AuditVerification =
+  | { ok: true; rows: number; headId: number | null; anchorId: number | null }
+  | {
+      ok: false;
+      rows: number;
+      /** The first row that does not verify (for a deleted tail: the head row that is gone). */
+      brokenId: number;
+      reason: 'row_changed' | 'chain_broken' | 'head_mismatch' | 'unsealed';
+      message: string;
+    };
 
 export interface AgentSeen {
   hostname: string;
@@ -129,8 +191,31 @@ export interface Store {
   /** Replaces the account's redaction patterns (already validated) and writes the audit event with them. */
   setRedactionPatterns(accountId: string, patterns: string[], audit: AuditEventInput): Promise<void>;
 
-  appendAudit(event: AuditEventInput): Promise<void>;
-  listAudit(accountId: string, options: { limit: number; action?: string }): Promise<AuditEvent[]>;
+  /** Appends one audit row (chained: see store/sqlite/audit.ts); returns its id. */
+  appendAudit(event: AuditEventInput): Promise<number>;
+  listAudit(accountId: string, query: AuditQuery): Promise<AuditEvent[]>;
+  /** Re-computes the account's hash chain from its anchor to its head. */
+  verifyAudit(accountId: string): Promise<AuditVerification>;
+  /**
+   * Deletes the account's rows older than `before` and moves the chain's anchor to the last one deleted, so the
+   * rest still verifies; writes `audit` (with the count) in the same transaction.
+   */
+  pruneAudit(accountId: string, before: string, audit: AuditEventInput): Promise<{ pruned: number }>;
+  /** The account's audit retention in days (null: kept for ever). */
+  getAuditRetention(accountId: string): Promise<number | null>;
+  setAuditRetention(accountId: string, days: number | null, audit: AuditEventInput): Promise<void>;
+  /**
+   * Records that a credential changed something on a machine; true only the first time for that pair (of two
+   * racing first calls exactly one gets true): the takeover notice.
+   */
+  claimTakeoverNotice(notice: {
+    accountId: string;
+    credentialId: string;
+    machineId: string;
+    userId: string;
+    tool: string;
+    at: string;
+  }): Promise<boolean>;
 
   close(): Promise<void>;
 }

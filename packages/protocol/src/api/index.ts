@@ -9,6 +9,7 @@
 
 export { ErrorCode, ErrorPayload, errorCodes } from '../errors';
 export * from './approvals';
+export * from './audit';
 export * from './common';
 export * from './connections';
 export * from './endpoint';

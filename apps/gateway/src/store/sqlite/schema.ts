@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /**
  * SQLite schema (drizzle). Times are ISO-8601 UTC strings so the same values read the same in PostgreSQL.
@@ -122,7 +122,64 @@ export const auditEvents = sqliteTable(
     decision: text('decision'),
     /** ok | error code. */
     outcome: text('outcome'),
+    /** Masked arguments, reasons, approval and anything else the action wants kept (JSON). */
     details: text('details').notNull().default(sql`'{}'`),
+    // Typed columns written at insert time so the activity log filters without parsing `details`.
+    /** The person behind the actor (the connection's or token's owner for a tool call). */
+    userId: text('user_id'),
+    /** For tool calls: the MCP tool name. */
+    tool: text('tool'),
+    machineId: text('machine_id'),
+    /** The OAuth connection or API token the call came through. */
+    credentialId: text('credential_id'),
+    /** The MCP client's own name for itself (unverified). */
+    clientName: text('client_name'),
+    requestId: text('request_id'),
+    durationMs: integer('duration_ms'),
+    /** The hash chain (per account): the previous row's `hash`, and SHA-256 over this row's canonical encoding. */
+    prevHash: text('prev_hash'),
+    hash: text('hash'),
   },
-  (t) => [index('audit_account_at').on(t.accountId, t.at)],
+  (t) => [
+    index('audit_account_at').on(t.accountId, t.at),
+    index('audit_account_action').on(t.accountId, t.action, t.id),
+    index('audit_account_user').on(t.accountId, t.userId, t.id),
+    index('audit_account_tool').on(t.accountId, t.tool, t.id),
+    index('audit_account_machine').on(t.accountId, t.machineId, t.id),
+    index('audit_account_credential').on(t.accountId, t.credentialId, t.id),
+    index('audit_account_outcome').on(t.accountId, t.outcome, t.id),
+    // Two rows naming the same predecessor would fork the chain: the database refuses the second.
+    uniqueIndex('audit_account_prev_hash').on(t.accountId, t.prevHash),
+  ],
+);
+
+/**
+ * Per account: the head of the audit hash chain (the last row written), the anchor left by pruning (the id and
+ * hash of the last pruned row, where verification starts), and the retention setting.
+ */
+export const auditChains = sqliteTable('audit_chains', {
+  accountId: text('account_id').primaryKey(),
+  headId: integer('head_id'),
+  headHash: text('head_hash'),
+  anchorId: integer('anchor_id'),
+  anchorHash: text('anchor_hash'),
+  /** Keep rows this many days; null keeps them for ever. */
+  retentionDays: integer('retention_days'),
+});
+
+/**
+ * The first time a connection (or API token) changed something on a machine: one row per pair, inserted with
+ * ON CONFLICT DO NOTHING, so of two racing first calls exactly one notifies the person who connected it.
+ */
+export const takeoverNotices = sqliteTable(
+  'takeover_notices',
+  {
+    accountId: text('account_id').notNull(),
+    credentialId: text('credential_id').notNull(),
+    machineId: text('machine_id').notNull(),
+    userId: text('user_id').notNull(),
+    tool: text('tool').notNull(),
+    at: text('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.credentialId, t.machineId] })],
 );

@@ -18,7 +18,7 @@ import {
   pushSubscriptions,
   pushVapidKeys,
 } from './approvals-schema';
-import { auditEvents } from './schema';
+import { insertAudit, sqliteClientOf } from './audit';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 
 type Row = typeof approvalRequests.$inferSelect;
@@ -63,19 +63,9 @@ function toRow(a: ApprovalRequest): Row {
   };
 }
 
+/** The shared chained audit insert (store/sqlite/audit.ts), in the caller's transaction. */
 function audit(tx: Tx, e: AuditEventInput): void {
-  tx.insert(auditEvents)
-    .values({
-      accountId: e.accountId,
-      at: e.at,
-      actor: e.actor,
-      action: e.action,
-      target: e.target ?? null,
-      decision: e.decision ?? null,
-      outcome: e.outcome ?? null,
-      details: JSON.stringify(e.details ?? {}),
-    })
-    .run();
+  insertAudit(sqliteClientOf(tx), e);
 }
 
 /** What the audit log says about a request (never the arguments themselves: they may hold secrets). */

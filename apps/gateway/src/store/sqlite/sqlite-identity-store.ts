@@ -19,6 +19,7 @@ import type {
 } from '../../identity/identity-store';
 import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
 import type { Account, ApiToken, AuditEventInput, Grant, Role, User } from '../types';
+import { insertAudit, sqliteClientOf } from './audit';
 import * as id from './identity-schema';
 import * as core from './schema';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
@@ -26,19 +27,9 @@ import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
 type Db = SqliteStore['db'] | Tx;
 
+/** The shared chained audit insert (store/sqlite/audit.ts), in the caller's transaction. */
 function audit(db: Db, e: AuditEventInput): void {
-  db.insert(core.auditEvents)
-    .values({
-      accountId: e.accountId,
-      at: e.at,
-      actor: e.actor,
-      action: e.action,
-      target: e.target ?? null,
-      decision: e.decision ?? null,
-      outcome: e.outcome ?? null,
-      details: JSON.stringify(e.details ?? {}),
-    })
-    .run();
+  insertAudit(sqliteClientOf(db), e);
 }
 
 /**

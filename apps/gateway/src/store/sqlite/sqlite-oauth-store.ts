@@ -11,9 +11,9 @@ import type {
 } from '../../oauth/oauth-store';
 import type { ToolGroup } from '../../oauth/scopes';
 import type { AuditEventInput, Grant } from '../types';
+import { insertAudit, sqliteClientOf } from './audit';
 import * as schema from './oauth-schema';
-import { auditEvents } from './schema';
-import { auditRow, migrateSqliteDomain, type SqliteStore } from './sqlite-store';
+import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 
 type ConnectionRow = typeof schema.oauthConnections.$inferSelect;
 type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
@@ -52,7 +52,7 @@ export class SqliteOAuthStore implements OAuthStore {
       tx.insert(schema.oauthAuthorizationCodes)
         .values({ ...code, codeHash, groups: JSON.stringify(code.groups), grant: JSON.stringify(code.grant) })
         .run();
-      tx.insert(auditEvents).values(auditRow(audit)).run();
+      insertAudit(sqliteClientOf(tx), audit);
     });
   }
 
@@ -129,9 +129,7 @@ export class SqliteOAuthStore implements OAuthStore {
         .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
         .run();
       this.insertTokens(tx, connection.id, input.now, input.tokens);
-      tx.insert(auditEvents)
-        .values(auditRow(input.audit(connection)))
-        .run();
+      insertAudit(sqliteClientOf(tx), input.audit(connection));
       return { kind: 'issued', connection };
     });
   }
@@ -276,7 +274,7 @@ export class SqliteOAuthStore implements OAuthStore {
       .run();
     tx.delete(schema.oauthAccessTokens).where(eq(schema.oauthAccessTokens.connectionId, id)).run();
     tx.delete(schema.oauthRefreshTokens).where(eq(schema.oauthRefreshTokens.connectionId, id)).run();
-    if (changed.changes === 1) tx.insert(auditEvents).values(auditRow(audit)).run();
+    if (changed.changes === 1) insertAudit(sqliteClientOf(tx), audit);
     return changed.changes === 1;
   }
 

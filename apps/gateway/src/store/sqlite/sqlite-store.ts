@@ -3,7 +3,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type {
@@ -12,6 +12,8 @@ import type {
   ApiToken,
   AuditEvent,
   AuditEventInput,
+  AuditQuery,
+  AuditVerification,
   Grant,
   JoinToken,
   Machine,
@@ -19,8 +21,18 @@ import type {
   Store,
   User,
 } from '../types';
+import { appendAuditRow, insertAudit, sqliteClientOf } from './audit';
 import { redactionPatterns } from './redaction-schema';
 import * as schema from './schema';
+import {
+  auditRetention,
+  claimTakeover,
+  listAuditRows,
+  pruneAuditRows,
+  sealUnchainedRows,
+  setAuditRetentionDays,
+  verifyAuditChain,
+} from './sqlite-audit-log';
 
 const drizzleRoot = import.meta.letkiteBundle
   ? fileURLToPath(new URL('./drizzle', import.meta.url)) // built: copied next to the bundle (tools/build)
@@ -59,20 +71,6 @@ export function migrateSqliteDomain(
       }
     })
     .immediate();
-}
-
-/** The audit_events row for an event; domain stores insert it in their own transactions. */
-export function auditRow(e: AuditEventInput): typeof schema.auditEvents.$inferInsert {
-  return {
-    accountId: e.accountId,
-    at: e.at,
-    actor: e.actor,
-    action: e.action,
-    target: e.target ?? null,
-    decision: e.decision ?? null,
-    outcome: e.outcome ?? null,
-    details: JSON.stringify(e.details ?? {}),
-  };
 }
 
 function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
@@ -155,6 +153,7 @@ export class SqliteStore implements Store {
     this.db = drizzle(this.sqlite, { schema });
     migrateSqliteDomain(this.db, 'sqlite', '__drizzle_migrations');
     migrateSqliteDomain(this.db, 'sqlite-redaction', '__drizzle_migrations_redaction');
+    sealUnchainedRows(this.sqlite);
     this.hot = this.prepareHotQueries();
   }
 
@@ -189,19 +188,6 @@ export class SqliteStore implements Store {
         .from(redactionPatterns)
         .where(eq(redactionPatterns.accountId, p('accountId')))
         .prepare(),
-      appendAudit: this.db
-        .insert(schema.auditEvents)
-        .values({
-          accountId: p('accountId'),
-          at: p('at'),
-          actor: p('actor'),
-          action: p('action'),
-          target: p('target'),
-          decision: p('decision'),
-          outcome: p('outcome'),
-          details: p('details'),
-        })
-        .prepare(),
     };
   }
 
@@ -226,17 +212,13 @@ export class SqliteStore implements Store {
       tx.insert(schema.memberships)
         .values({ accountId: account.id, userId: owner.id, role: 'owner', createdAt: now })
         .run();
-      tx.insert(schema.auditEvents)
-        .values(
-          auditRow({
-            accountId: account.id,
-            at: now,
-            actor: 'system',
-            action: 'account.bootstrap',
-            target: account.id,
-          }),
-        )
-        .run();
+      insertAudit(sqliteClientOf(tx), {
+        accountId: account.id,
+        at: now,
+        actor: 'system',
+        action: 'account.bootstrap',
+        target: account.id,
+      });
       return { account, owner };
     });
   }
@@ -286,7 +268,7 @@ export class SqliteStore implements Store {
           revokedAt: token.revokedAt,
         })
         .run();
-      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      insertAudit(sqliteClientOf(tx), audit);
     });
   }
 
@@ -312,7 +294,7 @@ export class SqliteStore implements Store {
   async createJoinToken(token: JoinToken & { tokenHash: string }, audit: AuditEventInput): Promise<void> {
     this.db.transaction((tx) => {
       tx.insert(schema.joinTokens).values(token).run();
-      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      insertAudit(sqliteClientOf(tx), audit);
     });
   }
 
@@ -338,7 +320,7 @@ export class SqliteStore implements Store {
           ceiling: machine.ceiling === null ? null : JSON.stringify(machine.ceiling),
         })
         .run();
-      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      insertAudit(sqliteClientOf(tx), audit);
       return true;
     });
   }
@@ -385,7 +367,7 @@ export class SqliteStore implements Store {
         })
         .where(eq(schema.machines.id, machineId))
         .run();
-      if (audit) tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      if (audit) insertAudit(sqliteClientOf(tx), audit);
     });
   }
 
@@ -401,33 +383,36 @@ export class SqliteStore implements Store {
         .values(row)
         .onConflictDoUpdate({ target: redactionPatterns.accountId, set: row })
         .run();
-      tx.insert(schema.auditEvents).values(auditRow(audit)).run();
+      insertAudit(sqliteClientOf(tx), audit);
     });
   }
 
-  async appendAudit(event: AuditEventInput): Promise<void> {
-    const row = auditRow(event);
-    this.hot.appendAudit.run({
-      ...row,
-      target: row.target ?? null,
-      decision: row.decision ?? null,
-      outcome: row.outcome ?? null,
-    });
+  async appendAudit(event: AuditEventInput): Promise<number> {
+    return appendAuditRow(this.sqlite, event);
   }
 
-  async listAudit(accountId: string, options: { limit: number; action?: string }): Promise<AuditEvent[]> {
-    const where =
-      options.action === undefined
-        ? eq(schema.auditEvents.accountId, accountId)
-        : and(eq(schema.auditEvents.accountId, accountId), eq(schema.auditEvents.action, options.action));
-    return this.db
-      .select()
-      .from(schema.auditEvents)
-      .where(where)
-      .orderBy(desc(schema.auditEvents.id))
-      .limit(options.limit)
-      .all()
-      .map((r) => ({ ...r, details: JSON.parse(r.details) as Record<string, unknown> }));
+  async listAudit(accountId: string, query: AuditQuery): Promise<AuditEvent[]> {
+    return listAuditRows(this.sqlite, accountId, query);
+  }
+
+  async verifyAudit(accountId: string): Promise<AuditVerification> {
+    return verifyAuditChain(this.sqlite, accountId);
+  }
+
+  async pruneAudit(accountId: string, before: string, audit: AuditEventInput): Promise<{ pruned: number }> {
+    return pruneAuditRows(this.sqlite, accountId, before, audit);
+  }
+
+  async getAuditRetention(accountId: string): Promise<number | null> {
+    return auditRetention(this.sqlite, accountId);
+  }
+
+  async setAuditRetention(accountId: string, days: number | null, audit: AuditEventInput): Promise<void> {
+    setAuditRetentionDays(this.sqlite, accountId, days, audit);
+  }
+
+  async claimTakeoverNotice(notice: Parameters<Store['claimTakeoverNotice']>[0]): Promise<boolean> {
+    return claimTakeover(this.sqlite, notice);
   }
 
   async close(): Promise<void> {
