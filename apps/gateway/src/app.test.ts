@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '@letkite/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from './app';
+import { LocalCoordination } from './coordination/local-coordination';
 import { openApprovals } from './approvals/open-approvals';
 import { createApiToken } from './auth/create-api-token';
 import type { GatewayDeps } from './deps';
@@ -16,6 +17,7 @@ import { McpEndpoint } from './mcp/mcp-endpoint';
 import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
+import { openPolicyStore } from './store/open-policy-store';
 import { SqliteIdentityStore } from './store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from './store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
@@ -39,18 +41,22 @@ describe('gateway HTTP routes', () => {
     clock = new Date('2026-11-30T10:00:00Z');
     store = new SqliteStore(':memory:');
     ({ account, owner } = await store.bootstrap(clock.toISOString()));
+    const coordination = new LocalCoordination();
     const deps: GatewayDeps = {
       store,
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
+      policies: openPolicyStore(store),
       mailer: createMailer({}),
       hub: new LocalHub(),
       approvals: openApprovals({
         store,
+        coordination,
         mailer: createMailer({}),
         publicUrl: 'http://localhost:1',
         now: () => clock,
         log: () => {},
       }),
+      coordination,
       now: () => clock,
       log: () => {},
       publicUrl: 'http://localhost:1',

@@ -11,6 +11,11 @@ export const GatewayConfig = z.object({
   publicUrl: z.url().optional(),
   databaseUrl: z.string().optional(),
   heartbeatMs: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /**
+   * Agent handshakes run at once; past this a connecting agent is answered 503 with a jittered Retry-After
+   * (hub/handshake-admission.ts), so a fleet reconnecting after a restart comes back at a bounded rate.
+   */
+  agentHandshakes: z.coerce.number().int().min(1).max(100_000).default(128),
   /** SMTP server for e-mail, e.g. `smtp://user:pass@mail.example.com:587`; without it links are shown instead. */
   smtpUrl: z
     .string()
@@ -64,6 +69,13 @@ export const GatewayConfig = z.object({
   metricsHost: z.string().min(1).default('127.0.0.1'),
   /** On SIGTERM, how long running requests may take to finish before their connections are cut. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** An MCP session unused this long answers 404 and the client initializes again (default 24 h, at most 30 days). */
+  mcpSessionIdleMs: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 24 * 3_600_000)
+    .default(24 * 3_600_000),
   /**
    * Proxies (addresses and CIDR ranges, comma-separated) whose X-Forwarded-For / -Proto and Forwarded headers
    * count; unset: none, every such header is ignored (anyone can send one).
@@ -89,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     publicUrl: env.LETKITE_PUBLIC_URL,
     databaseUrl: env.LETKITE_DATABASE_URL,
     heartbeatMs: env.LETKITE_HEARTBEAT_MS,
+    agentHandshakes: env.LETKITE_AGENT_HANDSHAKES || undefined,
     smtpUrl: env.LETKITE_SMTP_URL,
     mailFrom: env.LETKITE_MAIL_FROM,
     pushInsecureLoopback: env.LETKITE_PUSH_INSECURE_LOOPBACK,
@@ -100,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     metricsPort: env.LETKITE_METRICS_PORT || undefined,
     metricsHost: env.LETKITE_METRICS_HOST || undefined,
     shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
+    mcpSessionIdleMs: env.LETKITE_MCP_SESSION_IDLE_MS || undefined,
     trustedProxies: env.LETKITE_TRUSTED_PROXIES,
   });
   if (!parsed.success) {
@@ -117,6 +131,7 @@ function envName(key: string): string {
     publicUrl: 'PUBLIC_URL',
     databaseUrl: 'DATABASE_URL',
     heartbeatMs: 'HEARTBEAT_MS',
+    agentHandshakes: 'AGENT_HANDSHAKES',
     smtpUrl: 'SMTP_URL',
     mailFrom: 'MAIL_FROM',
     pushInsecureLoopback: 'PUSH_INSECURE_LOOPBACK',
@@ -128,6 +143,7 @@ function envName(key: string): string {
     metricsPort: 'METRICS_PORT',
     metricsHost: 'METRICS_HOST',
     shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+    mcpSessionIdleMs: 'MCP_SESSION_IDLE_MS',
     trustedProxies: 'TRUSTED_PROXIES',
   };
   return names[key] ?? key.toUpperCase();

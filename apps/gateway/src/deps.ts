@@ -1,9 +1,11 @@
 import type { Approvals } from './approvals/approvals';
+import type { Coordination } from './coordination/coordination';
 import type { GatewayMetrics } from './http/metrics';
 import type { GatewayIdentity } from './hub/gateway-identity';
 import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
 import type { Mailer } from './notify/mailer';
+import type { PolicyStore } from './store/policy-store';
 import type { Store } from './store/types';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
@@ -11,11 +13,15 @@ export interface GatewayDeps {
   store: Store;
   /** People's credentials, web sessions, invitations, custom roles and groups. */
   identity: IdentityStore;
+  /** The account's own policies (with every revision) and the account switches. */
+  policies: PolicyStore;
   /** Outgoing e-mail (invitations, approval requests). */
   mailer: Mailer;
   hub: AgentHub;
   /** Human approvals of single tool calls: their store, wake-up events and notifications. */
   approvals: Approvals;
+  /** Events, rate limiters and leases shared by every gateway (in-process in embedded mode). */
+  coordination: Coordination;
   now: () => Date;
   log: (msg: string) => void;
   /** The gateway's public base URL, e.g. http://localhost:8787 */

@@ -6,14 +6,18 @@ import { loadCommandRules } from '@letkite/command-rules';
 import { AGENT_WS_PATH, MAX_FRAME_BYTES } from '@letkite/protocol';
 import { WebSocketServer } from 'ws';
 import { createApp } from './app';
+import { startExpirySweeper } from './approvals/expiry';
 import { openApprovals } from './approvals/open-approvals';
 import type { GatewayConfig } from './config';
+import { startLeasedInterval } from './coordination/leased-interval';
+import { LocalCoordination } from './coordination/local-coordination';
 import type { GatewayDeps } from './deps';
 import { healthRoutes, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
 import { GatewayMetrics, metricsRoutes } from './http/metrics';
 import { handleAgentSocket } from './hub/agent-endpoint';
 import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from './hub/gateway-identity';
+import { HandshakeAdmission } from './hub/handshake-admission';
 import { LocalHub } from './hub/local-hub';
 import type { IdentityStore } from './identity/identity-store';
 import { openIdentityStore } from './identity/open-identity-store';
@@ -23,6 +27,7 @@ import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { openOAuthStore } from './oauth/open-oauth-store';
+import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
@@ -71,8 +76,10 @@ export async function startGateway(
   // The TOTP seed key lives apart from the database: LETKITE_SECRET_KEY, else a 0600 file next to it.
   const secretKey = config.secretKey ?? loadOrCreateSecretKeyFile(join(config.dataDir, 'secret.key'));
   const identity = openIdentityStore(store, { secretKey });
+  const policies = openPolicyStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
+  const coordination = new LocalCoordination();
   const metrics = new GatewayMetrics({ agentsOnline: () => hub.onlineCount });
   let draining = false;
 
@@ -102,6 +109,7 @@ export async function startGateway(
   if (!mailer.configured) log('e-mail is off (set LETKITE_SMTP_URL and LETKITE_MAIL_FROM to send approval requests)');
   const approvals = openApprovals({
     store,
+    coordination,
     mailer,
     mailFrom: config.mailFrom,
     publicUrl,
@@ -112,18 +120,22 @@ export async function startGateway(
   metrics.setSources({
     approvalsPending: async () => (await approvals.store.list(account.id, { status: 'pending', limit: 10_000 })).length,
   });
-  // Expired requests are marked (and their waiters woken) even when nobody looks at them; `approvals.store`'s
-  // expireDue tells the requester and wakes waiters itself, once per request.
-  const expiry = setInterval(() => {
-    approvals.store.expireDue(now().toISOString()).catch((err) => log(`expiring approvals failed: ${String(err)}`));
-  }, 15_000);
-  expiry.unref();
+  // Expired requests are marked (and their waiters woken) even when nobody looks at them, by one gateway of the
+  // cluster at a time; `approvals.store`'s expireDue tells the requester and wakes waiters itself, once per request.
+  const stopExpiry = startExpirySweeper({
+    expireDue: (at) => approvals.store.expireDue(at),
+    lease: coordination.lease('approvals.expiry', 45_000),
+    now,
+    log,
+  });
   const deps: GatewayDeps = {
     store,
     identity,
+    policies,
     mailer,
     hub,
     approvals,
+    coordination,
     now,
     log,
     publicUrl,
@@ -131,7 +143,15 @@ export async function startGateway(
     gatewayIdentity,
     metrics,
   };
-  const mcp = new McpEndpoint(deps, toolHandlers);
+  const mcp = new McpEndpoint(deps, toolHandlers, { idleMs: config.mcpSessionIdleMs });
+  // Sessions closed or idle for a week are forgotten, by one gateway of the cluster.
+  const stopSessionPrune = startLeasedInterval({
+    lease: coordination.lease('mcp.session-prune', 3 * 3_600_000),
+    everyMs: 3_600_000,
+    work: () => mcp.pruneSessions(),
+    log,
+    what: 'pruning MCP sessions',
+  });
   const oauth = {
     store: openOAuthStore(store),
     clientDocuments: new ClientDocumentFetcher({ allowLoopback: config.oauthLoopbackClientDocuments }),
@@ -174,14 +194,29 @@ export async function startGateway(
 
   // Frames over the limit make ws close the socket with 1009; only that agent is affected.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  const admission = new HandshakeAdmission(config.agentHandshakes);
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path !== AGENT_WS_PATH || draining) {
       socket.destroy();
       return;
     }
+    const release = admission.tryAdmit();
+    if (!release) {
+      admission.refuse(socket);
+      return;
+    }
+    socket.once('close', release);
     wss.handleUpgrade(req, socket, head, (ws) =>
-      handleAgentSocket(ws, { store, hub, now, log, heartbeatMs: config.heartbeatMs, gatewayIdentity }),
+      handleAgentSocket(ws, {
+        store,
+        hub,
+        now,
+        log,
+        heartbeatMs: config.heartbeatMs,
+        gatewayIdentity,
+        onHandshakeSettled: release,
+      }),
     );
   });
 
@@ -189,7 +224,8 @@ export async function startGateway(
   let closing: Promise<void> | null = null;
   const shutdown = async () => {
     draining = true;
-    clearInterval(expiry);
+    await stopExpiry();
+    await stopSessionPrune();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
@@ -210,6 +246,8 @@ export async function startGateway(
         if ('closeAllConnections' in m) m.closeAllConnections();
       });
     }
+    approvals.events.close();
+    await coordination.close();
     await store.close();
     log('stopped');
   };

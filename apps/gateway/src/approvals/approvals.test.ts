@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
+import { LocalCoordination } from '../coordination/local-coordination';
 import { SqliteApprovalStore } from '../store/sqlite/sqlite-approval-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import type { ApprovalRequest } from './approval-store';
@@ -26,6 +27,7 @@ test('two gateways sweeping and reading at once tell the requester of each expir
     cores.push(core);
     const approvals = createApprovals({
       store: new SqliteApprovalStore(core),
+      coordination: new LocalCoordination(),
       now: () => new Date(),
       log: () => {},
       vapidSubject: 'mailto:x@y',

@@ -1,3 +1,4 @@
+import type { Coordination, Limiter } from '../coordination/coordination';
 import type { User } from '../store/types';
 import { ApprovalEvents } from './approval-events';
 import type { ApprovalStore } from './approval-store';
@@ -7,6 +8,12 @@ import { createPushSender, newVapidKeys } from './web-push-sender';
 
 /** Most pending requests one connection may have at once (DESIGN §6). */
 export const MAX_PENDING_PER_CONNECTION = 20;
+
+/**
+ * Approval proofs (TOTP code or passkey) one person may try per 10 minutes: a TOTP code must not be guessable by
+ * retrying. Counted before the check (so concurrent guesses each take a try) and forgotten on a good proof.
+ */
+export const PROOF_LIMIT = { limit: 5, windowMs: 10 * 60_000 } as const;
 
 /** The approvals part of the gateway's dependencies: the store, the wake-up events and the notifier. */
 export interface Approvals {
@@ -19,13 +26,15 @@ export interface Approvals {
   pushSender(): Promise<PushSender>;
   /** Whether http://localhost push endpoints are accepted (tests only; LETKITE_PUSH_INSECURE_LOOPBACK=1). */
   allowInsecurePushLoopback: boolean;
-  /** Times of recent failed approval proofs per user id (a TOTP code must not be guessable by retrying). */
-  proofFailures: Map<string, number[]>;
+  /** Approval proofs per user id, shared by every gateway (PROOF_LIMIT). */
+  proofLimiter: Limiter;
 }
 
 /** Builds the approvals dependencies; the notifier is made from the push sender this returns. */
 export function createApprovals(options: {
   store: ApprovalStore;
+  /** Wake-ups and the proof limiter go through it, so they hold across gateways. */
+  coordination: Coordination;
   now: () => Date;
   log: (msg: string) => void;
   vapidSubject: string;
@@ -45,7 +54,7 @@ export function createApprovals(options: {
     );
     return sender;
   };
-  const events = new ApprovalEvents();
+  const events = new ApprovalEvents(options.coordination);
   const notifier = options.notifier(pushSender);
   return {
     store: notifyingExpiry(options.store, events, notifier, options.log),
@@ -54,7 +63,7 @@ export function createApprovals(options: {
     vapidPublicKey: async () => (await keys()).publicKey,
     pushSender,
     allowInsecurePushLoopback: options.allowInsecurePushLoopback,
-    proofFailures: new Map(),
+    proofLimiter: options.coordination.limiter('approvals.proof', PROOF_LIMIT),
   };
 }
 

@@ -21,10 +21,6 @@ export const ApproveInput = z.discriminatedUnion('method', [
 ]);
 export type ApproveInput = z.infer<typeof ApproveInput>;
 
-/** Failed proofs allowed per person in the window before approving is refused with rate_limited. */
-const MAX_PROOF_FAILURES = 5;
-const PROOF_WINDOW_MS = 10 * 60_000;
-
 export type DecideDeps = ViewDeps & PasskeyDeps & TotpDeps & { approvals: Approvals; log: (msg: string) => void };
 
 /** Refuses a decision on a request that is settled, expired, or that this person may not decide. */
@@ -39,12 +35,6 @@ export function assertDecidable(r: ApprovalRequest, whyNot: string | null, now: 
     });
   }
   if (whyNot !== null) throw new LetKiteError('forbidden', whyNot, { approval_id: r.id, reason: 'not_an_approver' });
-}
-
-function recentFailures(approvals: Approvals, userId: string, now: number): number[] {
-  const kept = (approvals.proofFailures.get(userId) ?? []).filter((t) => now - t < PROOF_WINDOW_MS);
-  approvals.proofFailures.set(userId, kept);
-  return kept;
 }
 
 /**
@@ -151,16 +141,17 @@ export async function approveRequest(
     );
   const { request, whyNot } = await loadApprovalFor(deps, user, id);
   assertDecidable(request, whyNot, deps.now());
-  const now = deps.now().getTime();
-  if (recentFailures(deps.approvals, user.userId, now).length >= MAX_PROOF_FAILURES) {
+  await assertMethodAllowed(deps, request, parsed.data.method);
+  // Counted before the check, in the limiter every gateway shares: concurrent guesses each take one of the tries.
+  const attempt = await deps.approvals.proofLimiter.hit(user.userId, deps.now().getTime());
+  if (!attempt.allowed) {
     throw new LetKiteError('rate_limited', 'too many failed attempts; wait a few minutes', {
-      retry_after_s: PROOF_WINDOW_MS / 1000,
+      retry_after_s: Math.ceil(attempt.retryAfterMs / 1000),
     });
   }
-  await assertMethodAllowed(deps, request, parsed.data.method);
   const proof = await proofHolds(deps, user, request, parsed.data);
-  if (!proof.ok) {
-    recentFailures(deps.approvals, user.userId, now).push(now);
+  if (proof.ok) await deps.approvals.proofLimiter.reset(user.userId);
+  else {
     throw new LetKiteError(
       'forbidden',
       parsed.data.method === 'totp' ? 'that code is wrong or was used already' : 'the passkey check failed',

@@ -1,6 +1,7 @@
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '@letkite/policy';
 import { expect, test } from 'vitest';
-import { approvalExpiresAt, isLive } from './expiry';
+import { LocalCoordination } from '../coordination/local-coordination';
+import { approvalExpiresAt, isLive, startExpirySweeper } from './expiry';
 
 const now = new Date('2030-01-01T00:00:00.000Z');
 
@@ -22,4 +23,30 @@ test('a request is late at its expiry instant and after', () => {
   expect(isLive(at, new Date('2030-01-01T00:09:59.999Z'))).toBe(true);
   expect(isLive(at, new Date(at))).toBe(false);
   expect(isLive(at, new Date('2030-01-01T00:10:00.001Z'))).toBe(false);
+});
+
+test('of two gateways only the lease holder sweeps; when it stops, the other takes over', async () => {
+  const coordination = new LocalCoordination();
+  const sweeps: string[] = [];
+  const start = (who: string) =>
+    startExpirySweeper({
+      expireDue: async () => void sweeps.push(who),
+      lease: coordination.lease('approvals.expiry', 1000),
+      now: () => new Date(),
+      log: () => {},
+      everyMs: 20,
+    });
+  const stopA = start('a');
+  await new Promise((r) => setTimeout(r, 5));
+  const stopB = start('b');
+  await new Promise((r) => setTimeout(r, 150));
+  expect(sweeps.length).toBeGreaterThan(2);
+  expect(new Set(sweeps)).toEqual(new Set(['a']));
+  await stopA();
+  sweeps.length = 0;
+  await new Promise((r) => setTimeout(r, 150));
+  expect(sweeps.length).toBeGreaterThan(2);
+  expect(new Set(sweeps)).toEqual(new Set(['b']));
+  await stopB();
+  await coordination.close();
 });

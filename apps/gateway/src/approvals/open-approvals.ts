@@ -1,4 +1,5 @@
 import { LetKiteError } from '@letkite/protocol';
+import type { Coordination } from '../coordination/coordination';
 import type { Mailer } from '../notify/mailer';
 import { SqliteApprovalStore } from '../store/sqlite/sqlite-approval-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
@@ -12,6 +13,7 @@ import { createApprovalNotifier } from './notify-approvers';
  */
 export function openApprovals(options: {
   store: Store;
+  coordination: Coordination;
   mailer: Mailer;
   mailFrom?: string | undefined;
   publicUrl: string;
@@ -26,6 +28,7 @@ export function openApprovals(options: {
   const approvalStore = new SqliteApprovalStore(store);
   return createApprovals({
     store: approvalStore,
+    coordination: options.coordination,
     now: options.now,
     log: options.log,
     vapidSubject: vapidSubjectFor(options.publicUrl, options.mailFrom),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from '../app';
+import { LocalCoordination } from '../coordination/local-coordination';
 import { openApprovals } from '../approvals/open-approvals';
 import { createApiToken } from '../auth/create-api-token';
 import type { GatewayDeps } from '../deps';
@@ -15,6 +16,7 @@ import { McpEndpoint } from '../mcp/mcp-endpoint';
 import { toolHandlers } from '../mcp/tools';
 import { createMailer } from '../notify/mailer';
 import { ClientDocumentFetcher } from '../oauth/client-metadata-document';
+import { openPolicyStore } from '../store/open-policy-store';
 import { SqliteIdentityStore } from '../store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from '../store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
@@ -56,18 +58,22 @@ describe('health, readiness, metrics and request logs (through app.request)', ()
     metrics = new GatewayMetrics({ agentsOnline: () => hub.onlineCount });
     lines = [];
     draining = false;
+    const coordination = new LocalCoordination();
     const deps: GatewayDeps = {
       store,
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
+      policies: openPolicyStore(store),
       mailer: createMailer({}),
       hub,
       approvals: openApprovals({
         store,
+        coordination,
         mailer: createMailer({}),
         publicUrl: 'http://localhost:1',
         now: () => clock,
         log: () => {},
       }),
+      coordination,
       now: () => clock,
       log: () => {},
       publicUrl: 'http://localhost:1',

@@ -8,7 +8,7 @@ import { hasPermission, type Permission } from './permissions';
 
 /** The gateway's dependencies as identity operations see them: plus the MCP endpoint, to cut live sessions. */
 export interface IdentityDeps
-  extends Pick<GatewayDeps, 'store' | 'identity' | 'mailer' | 'hub' | 'now' | 'log' | 'publicUrl'> {
+  extends Pick<GatewayDeps, 'store' | 'identity' | 'mailer' | 'hub' | 'coordination' | 'now' | 'log' | 'publicUrl'> {
   mcp: Pick<McpEndpoint, 'closeSessionsOf' | 'closeSessionsOfUser'>;
 }
 

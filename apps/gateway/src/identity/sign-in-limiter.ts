@@ -1,40 +1,36 @@
 import { LetKiteError } from '@letkite/protocol';
+import type { Coordination, LimitDecision, Limiter, LimiterOptions } from '../coordination/coordination';
+
+/** Every password sign-in attempt from one client address: slows guessing across many accounts. */
+export const SIGN_IN_PER_ADDRESS: LimiterOptions = { limit: 30, windowMs: 60_000 };
 
 /**
- * Fixed-window attempt counter for sign-in endpoints (per client address and per e-mail), in memory: it slows
- * guessing down; the per-person lockout that survives restarts lives in the store.
+ * Password sign-in attempts per (client address, e-mail): PASSWORD_TRIES free, then each further try from that
+ * address must wait twice as long as the one before (30 s, 1 min, 2 min … at most 15 min), until a good sign-in
+ * or 15 quiet minutes. Keyed by the address too, so someone hammering a person's e-mail slows only themselves:
+ * the person signs in from their own address at once (issue #13). A guess needs the password and a fresh second
+ * factor together, which is what keeps the many-addresses attacker out.
  */
-export class AttemptLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+export const PASSWORD_TRIES = 5;
+export const SIGN_IN_PER_ADDRESS_AND_ACCOUNT: LimiterOptions = {
+  limit: PASSWORD_TRIES,
+  windowMs: 15 * 60_000,
+  backoff: { baseMs: 30_000, maxMs: 15 * 60_000 },
+};
 
-  constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-  ) {}
-
-  /** Counts an attempt for `key`; throws `rate_limited` once over the limit in the current window. */
-  hit(key: string, now: number): void {
-    const w = this.windows.get(key);
-    if (!w || now - w.start >= this.windowMs) {
-      if (this.windows.size > 10_000) this.sweep(now);
-      this.windows.set(key, { start: now, count: 1 });
-      return;
-    }
-    w.count++;
-    if (w.count > this.limit) {
-      const retryAfterS = Math.ceil((w.start + this.windowMs - now) / 1000);
-      throw new LetKiteError('rate_limited', `too many sign-in attempts; try again in ${retryAfterS} s`, {
-        retry_after_s: retryAfterS,
-      });
-    }
-  }
-
-  private sweep(now: number): void {
-    for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
-  }
+/** The sign-in limiters, shared by every gateway through Coordination. */
+export function signInLimiters(coordination: Coordination): { perAddress: Limiter; perAddressAndAccount: Limiter } {
+  return {
+    perAddress: coordination.limiter('sign-in.address', SIGN_IN_PER_ADDRESS),
+    perAddressAndAccount: coordination.limiter('sign-in.password', SIGN_IN_PER_ADDRESS_AND_ACCOUNT),
+  };
 }
 
-/** Consecutive wrong passwords (or codes) before a person's password sign-in locks. */
-export const LOCKOUT_AFTER = 5;
-/** How long a lockout lasts. */
-export const LOCKOUT_MS = 15 * 60_000;
+/** Throws `rate_limited` (with `retry_after_s`) when a limiter refused the attempt. */
+export function refuseWhenLimited(decision: LimitDecision, what: string): void {
+  if (decision.allowed) return;
+  const retryAfterS = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  throw new LetKiteError('rate_limited', `too many ${what}; try again in ${retryAfterS} s`, {
+    retry_after_s: retryAfterS,
+  });
+}

@@ -1,20 +1,45 @@
-import { LetKiteError } from '@letkite/protocol';
+import { randomBytes } from 'node:crypto';
+import { LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type InitializeRequest,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/principal';
+import type { EventPayload } from '../coordination/coordination';
 import type { GatewayDeps } from '../deps';
-import { toolsAllowedByPolicy } from '../policy/resolve-policy';
+import {
+  callableTools,
+  refuseDisabledToolGroup,
+  refuseDisabledTransport,
+  transportOf,
+} from '../policy/account-switches';
+import type { McpSessionRecord, McpSessionStore } from './mcp-session-store';
+import { openMcpSessionStore } from './open-mcp-session-store';
 import { errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
 
-interface McpSession {
-  transport: WebStandardStreamableHTTPServerTransport;
-  server: Server;
-  /** The credential the session was opened with; every later request must carry the same one. */
+/** Coordination topic: a credential was revoked; every gateway aborts its running calls (`credential_id`). */
+export const CREDENTIAL_REVOKED_TOPIC = 'credential.revoked';
+/** Coordination topic: a person's sessions were closed (`user_id`, `account_id` or null for every account). */
+export const USER_SESSIONS_CLOSED_TOPIC = 'user.sessions-closed';
+
+/** How long a session may go without a request before it answers 404 (LETKITE_MCP_SESSION_IDLE_MS). */
+export const DEFAULT_MCP_SESSION_IDLE_MS = 24 * 3_600_000;
+/** A session's `last_seen_at` is written at most this often (a busy session does not write on every request). */
+const TOUCH_EVERY_MS = 10_000;
+/** After aborting a revoked credential's call, how long its handler may take to answer before its stream is cut. */
+const ABORT_GRACE_MS = 1000;
+
+/** A tool call running on this gateway, so a revocation announced by any gateway can abort it. */
+interface RunningCall {
   credentialId: string;
-  /** Whose credential it is: closing a person's sessions (sign-out everywhere, removal) finds them by this. */
   userId: string;
   accountId: string;
+  abort: AbortController;
+  transport: WebStandardStreamableHTTPServerTransport;
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
@@ -116,35 +141,70 @@ async function preferJson(response: Response): Promise<Response> {
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
-/** Tools this principal may call (its scopes ∧ what its policy can ever use); the rest are not even listed. */
-function toolsFor(handlers: readonly ToolHandler[], principal: Principal): ToolHandler[] {
-  const allowed = new Set(toolsAllowedByPolicy(principal.grant));
-  return handlers.filter((h) => allowed.has(h.descriptor.name));
-}
-
 /**
- * The MCP Streamable HTTP endpoint: one transport and one MCP server per session, kept in a map. An unknown
- * session id is 404 (the client then starts a new session), as the spec asks.
+ * The MCP Streamable HTTP endpoint, with our own session ids kept in the store and a throw-away MCP server and
+ * transport per request (docs/design/coordination.md): `initialize` records a session, every later request must
+ * name a live one of the same credential (404 otherwise, as the spec asks, and the client initializes again), so
+ * any gateway serves any session. Revocation closes the rows and is announced to every gateway, which aborts the
+ * credential's running calls.
  */
 export class McpEndpoint {
-  private readonly sessions = new Map<string, McpSession>();
+  private readonly sessions: McpSessionStore;
+  private readonly idleMs: number;
+  private readonly running = new Set<RunningCall>();
+  private readonly unsubscribe: (() => void)[];
 
   constructor(
     private readonly deps: GatewayDeps,
     private readonly handlers: readonly ToolHandler[],
-  ) {}
+    options: { sessions?: McpSessionStore; idleMs?: number } = {},
+  ) {
+    this.sessions = options.sessions ?? openMcpSessionStore(deps.store);
+    this.idleMs = options.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS;
+    const events = deps.coordination.events;
+    this.unsubscribe = [
+      events.subscribe(CREDENTIAL_REVOKED_TOPIC, (p: EventPayload) => {
+        if (typeof p.credential_id === 'string') this.abortRunning((c) => c.credentialId === p.credential_id);
+      }),
+      events.subscribe(USER_SESSIONS_CLOSED_TOPIC, (p: EventPayload) => {
+        if (typeof p.user_id !== 'string') return;
+        const accountId = typeof p.account_id === 'string' ? p.account_id : null;
+        this.abortRunning((c) => c.userId === p.user_id && (accountId === null || c.accountId === accountId));
+      }),
+    ];
+  }
 
   async handle(request: Request, principal: Principal): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
-    if (sessionId) {
-      const session = this.sessions.get(sessionId);
-      if (!session || session.credentialId !== principal.credentialId) {
-        return jsonRpcError(404, -32001, 'Session not found');
-      }
-      const response = await session.transport.handleRequest(request);
-      return request.method === 'POST' ? preferJson(response) : response;
+    // The account switches are read on every request: a transport switched off stops an open session here, at
+    // its next request, without a restart.
+    try {
+      refuseDisabledTransport(await this.deps.policies.settings(principal.accountId), transportOf(request));
+    } catch (err) {
+      const session = sessionId ? await this.liveSession(sessionId, principal) : null;
+      if (session) await this.sessions.close(session.id, this.deps.now().toISOString());
+      const e = toLetKiteError(err);
+      return new Response(JSON.stringify({ error: e.toPayload() }), {
+        status: 403,
+        headers: { 'content-type': 'application/json' },
+      });
     }
-    if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: no session id');
+    // No server-initiated messages exist here (tools.listChanged is false, no requests to the client), so there is
+    // no standalone SSE stream to offer: the spec allows 405 for GET.
+    if (request.method === 'GET') return methodNotAllowed();
+    if (request.method === 'DELETE') {
+      if (!sessionId) return jsonRpcError(400, -32000, 'Bad Request: no session id');
+      const session = await this.liveSession(sessionId, principal);
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      await this.sessions.close(session.id, this.deps.now().toISOString());
+      return new Response(null, { status: 200 });
+    }
+    if (request.method !== 'POST') return methodNotAllowed();
+    if (sessionId) {
+      const session = await this.liveSession(sessionId, principal);
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      return preferJson(await this.serve(request, principal, session));
+    }
     let body: unknown;
     try {
       body = await request.json();
@@ -152,44 +212,88 @@ export class McpEndpoint {
       return jsonRpcError(400, -32700, 'Parse error');
     }
     if (!isInitializeRequest(body)) return jsonRpcError(400, -32000, 'Bad Request: no session id');
-    const session = await this.open(principal);
-    return session.transport.handleRequest(request, { parsedBody: body });
+    const session = await this.open(principal, body);
+    const response = await preferJson(await this.serve(request, principal, session, body));
+    const headers = new Headers(response.headers);
+    headers.set('mcp-session-id', session.id);
+    return new Response(response.body, { status: response.status, headers });
   }
 
-  /** Closes every session opened with this credential (revocation cuts live sessions at once). */
+  /** Closes every session opened with this credential, on every gateway (revocation cuts live sessions at once). */
   async closeSessionsOf(credentialId: string): Promise<void> {
-    for (const [id, s] of this.sessions) {
-      if (s.credentialId === credentialId) {
-        this.sessions.delete(id);
-        await s.transport.close();
-      }
-    }
+    await this.sessions.closeForCredential(credentialId, this.deps.now().toISOString());
+    await this.deps.coordination.events.publish(CREDENTIAL_REVOKED_TOPIC, { credential_id: credentialId });
   }
 
   /** Closes every session of a person (in one account, or all): their sessions or membership were revoked. */
   async closeSessionsOfUser(userId: string, accountId?: string): Promise<number> {
-    let closed = 0;
-    for (const [id, s] of this.sessions) {
-      if (s.userId === userId && (accountId === undefined || s.accountId === accountId)) {
-        this.sessions.delete(id);
-        await s.transport.close();
-        closed++;
-      }
-    }
+    const closed = await this.sessions.closeForUser(userId, accountId, this.deps.now().toISOString());
+    await this.deps.coordination.events.publish(USER_SESSIONS_CLOSED_TOPIC, {
+      user_id: userId,
+      account_id: accountId ?? null,
+    });
     return closed;
   }
 
+  /** Forgets sessions closed or idle for a week (they answer 404 either way); run by one gateway (main.ts). */
+  async pruneSessions(): Promise<number> {
+    const cutoff = this.deps.now().getTime() - Math.max(this.idleMs, 7 * 24 * 3_600_000);
+    return this.sessions.prune(new Date(cutoff).toISOString());
+  }
+
+  /** Gateway shutdown: stops listening for revocations and aborts the calls still running here. */
   async close(): Promise<void> {
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.all(all.map((s) => s.transport.close()));
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.abortRunning(() => true);
+    await Promise.all([...this.running].map((c) => c.transport.close()));
   }
 
-  get sessionCount(): number {
-    return this.sessions.size;
+  /** The live session `id` if it was opened with this principal's credential, else null; marks it seen. */
+  private async liveSession(id: string, principal: Principal): Promise<McpSessionRecord | null> {
+    const now = this.deps.now();
+    const session = await this.sessions.touch(id, {
+      now: now.toISOString(),
+      idleBefore: new Date(now.getTime() - this.idleMs).toISOString(),
+      // Written often enough that an active session never looks idle, however short the idle time.
+      touchEveryMs: Math.min(TOUCH_EVERY_MS, this.idleMs / 10),
+    });
+    return session && session.credentialId === principal.credentialId ? session : null;
   }
 
-  private async open(principal: Principal): Promise<McpSession> {
+  private async open(principal: Principal, initialize: InitializeRequest): Promise<McpSessionRecord> {
+    const client = initialize.params.clientInfo;
+    const session: McpSessionRecord = {
+      id: `mcs_${randomBytes(16).toString('base64url')}`,
+      credentialId: principal.credentialId,
+      userId: principal.userId,
+      accountId: principal.accountId,
+      clientName: client.name.slice(0, 200),
+      clientVersion: client.version.slice(0, 100),
+      protocolVersion: initialize.params.protocolVersion.slice(0, 40),
+      createdAt: this.deps.now().toISOString(),
+      lastSeenAt: this.deps.now().toISOString(),
+      closedAt: null,
+    };
+    await this.sessions.open(session);
+    return session;
+  }
+
+  private abortRunning(matches: (c: RunningCall) => boolean): void {
+    for (const call of this.running) {
+      if (!matches(call)) continue;
+      call.abort.abort(new LetKiteError('unauthenticated', 'the credential or session was revoked'));
+      // The handler gets a moment to answer with its error; a handler that ignores the signal is cut off.
+      setTimeout(() => void call.transport.close().catch(() => undefined), ABORT_GRACE_MS).unref();
+    }
+  }
+
+  /** One request on a throw-away server and stateless transport; the session comes from the store. */
+  private async serve(
+    request: Request,
+    principal: Principal,
+    session: McpSessionRecord,
+    parsedBody?: unknown,
+  ): Promise<Response> {
     const server = new Server(
       { name: 'letkite', title: 'LetKite', version: this.deps.version },
       {
@@ -198,55 +302,79 @@ export class McpEndpoint {
           'LetKite runs commands and file operations on real machines. Call machines_list first. Calls may be refused by policy or by the machine, or wait for a human approval.',
       },
     );
-    const tools = toolsFor(this.handlers, principal);
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: tools.map((t) => publishedTool(t.descriptor)),
-    }));
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // Listed and callable tools are worked out on every request (scopes ∧ the policy's current revision ∧ the
+    // account's tool-group switches), so an edit of the policy or a switch applies to the next request.
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      const { tools } = await callableTools(this.deps.policies, principal);
+      return {
+        tools: this.handlers.filter((h) => tools.has(h.descriptor.name)).map((t) => publishedTool(t.descriptor)),
+      };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-      const handler = tools.find((t) => t.descriptor.name === req.params.name);
+      const handler = this.handlers.find((t) => t.descriptor.name === req.params.name);
       if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
+      const callable = await callableTools(this.deps.policies, principal);
+      try {
+        refuseDisabledToolGroup(callable.settings, handler.descriptor.name);
+      } catch (err) {
+        return errorResult(toLetKiteError(err));
+      }
+      if (!callable.tools.has(handler.descriptor.name)) {
+        if (callable.policyError) return errorResult(toLetKiteError(callable.policyError));
+        return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
+      }
       const progressToken = req.params._meta?.progressToken;
-      const client = server.getClientVersion();
-      return runTool(handler, req.params.arguments, {
-        deps: this.deps,
-        principal,
-        ...(client ? { client: { name: client.name, version: client.version } } : {}),
-        signal: extra.signal,
-        audit: {},
-        progress: async (progress, total, message) => {
-          if (progressToken === undefined) return;
-          await extra.sendNotification({
-            method: 'notifications/progress',
-            params: {
-              progressToken,
-              progress,
-              ...(total === undefined ? {} : { total }),
-              ...(message ? { message } : {}),
-            },
-          });
-        },
-      });
+      const call: RunningCall = {
+        credentialId: principal.credentialId,
+        userId: principal.userId,
+        accountId: principal.accountId,
+        abort: new AbortController(),
+        transport,
+      };
+      this.running.add(call);
+      try {
+        return await runTool(handler, req.params.arguments, {
+          deps: this.deps,
+          principal,
+          ...(session.clientName === null
+            ? {}
+            : {
+                client: {
+                  name: session.clientName,
+                  ...(session.clientVersion ? { version: session.clientVersion } : {}),
+                },
+              }),
+          signal: AbortSignal.any([extra.signal, call.abort.signal]),
+          audit: {},
+          progress: async (progress, total, message) => {
+            if (progressToken === undefined) return;
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: {
+                progressToken,
+                progress,
+                ...(total === undefined ? {} : { total }),
+                ...(message ? { message } : {}),
+              },
+            });
+          },
+        });
+      } finally {
+        this.running.delete(call);
+      }
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (id) => {
-        this.sessions.set(id, session);
-      },
-      onsessionclosed: (id) => {
-        this.sessions.delete(id);
-      },
-    });
-    const session: McpSession = {
-      transport,
-      server,
-      credentialId: principal.credentialId,
-      userId: principal.userId,
-      accountId: principal.accountId,
-    };
-    transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
-    };
     await server.connect(transport);
-    return session;
+    return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
   }
+}
+
+function methodNotAllowed(): Response {
+  return new Response(
+    JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed' }, id: null }),
+    {
+      status: 405,
+      headers: { 'content-type': 'application/json', allow: 'POST, DELETE' },
+    },
+  );
 }

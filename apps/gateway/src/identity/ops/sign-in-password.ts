@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { WebSession } from '../identity-store';
 import { type PublicOpContext, parseInput } from '../op-context';
 import { burnPasswordCheck, passwordMatches } from '../passwords';
-import { AttemptLimiter, LOCKOUT_AFTER, LOCKOUT_MS } from '../sign-in-limiter';
+import { PASSWORD_TRIES, refuseWhenLimited, signInLimiters } from '../sign-in-limiter';
 import { verifyRecoveryCodeOnce, verifyTotpOnce } from '../verify-totp';
 import { startSessionFor } from './sign-in-passkey';
 
@@ -14,14 +14,10 @@ export const PasswordSignInInput = z.object({
   code: z.string().trim().min(6).max(40),
 });
 
-// Per client address and per e-mail: slows guessing across many accounts and at one account.
-const byAddress = new AttemptLimiter(30, 60_000);
-const byEmail = new AttemptLimiter(10, 60_000);
-
 /**
- * Password + second factor sign-in. Wrong password or code count towards a lockout of the person's password
- * sign-in (LOCKOUT_AFTER in a row → LOCKOUT_MS); while locked even the right password is refused. The answer never
- * says which part was wrong.
+ * Password + second factor sign-in. Attempts are limited per client address and per (address, e-mail), with
+ * backoff after PASSWORD_TRIES (sign-in-limiter.ts): never per person alone, so nobody can lock someone else out
+ * by guessing at their e-mail. The answer never says which part was wrong.
  */
 export async function signInWithPassword(
   ctx: PublicOpContext,
@@ -29,8 +25,13 @@ export async function signInWithPassword(
 ): Promise<{ session: WebSession; token: string }> {
   const input = parseInput(PasswordSignInInput, raw);
   const t = ctx.now.getTime();
-  byAddress.hit(ctx.clientAddress, t);
-  byEmail.hit(input.email.toLowerCase(), t);
+  const limiters = signInLimiters(ctx.deps.coordination);
+  refuseWhenLimited(await limiters.perAddress.hit(ctx.clientAddress, t), 'sign-in attempts');
+  // Counted before the (slow) check, atomically in the shared limiter: concurrent guesses each take one of the
+  // tries, however many arrive at once and on however many gateways. Unknown e-mails are limited alike.
+  const key = `${ctx.clientAddress} ${input.email.toLowerCase()}`;
+  const attempt = await limiters.perAddressAndAccount.hit(key, t);
+  refuseWhenLimited(attempt, 'failed sign-in attempts from this address');
   const refused = new LetKiteError('unauthenticated', 'wrong e-mail, password or code');
   const user = await ctx.deps.identity.findUserByEmail(input.email);
   const password = user && (await ctx.deps.identity.getPassword(user.id));
@@ -38,42 +39,29 @@ export async function signInWithPassword(
     await burnPasswordCheck(input.password);
     throw refused;
   }
-  // The attempt is counted before the (slow) check, by one conditional write in the store: concurrent guesses
-  // each take one of the LOCKOUT_AFTER tries, and one more is refused, however many arrive at once.
-  const lockedUntil = new Date(t + LOCKOUT_MS).toISOString();
-  const claim = await ctx.deps.identity.claimPasswordAttempt(user.id, {
-    now: ctx.now.toISOString(),
-    lockAfter: LOCKOUT_AFTER,
-    lockedUntil,
-  });
-  if (!claim.allowed) {
-    throw new LetKiteError('rate_limited', 'password sign-in is locked after too many failed attempts', {
-      locked_until: claim.lockedUntil,
-    });
-  }
   const ok =
     (await passwordMatches(password.passwordHash, input.password)) &&
     (/^\d{6}$/.test(input.code.replace(/\s+/g, ''))
       ? await verifyTotpOnce({ userId: user.id, code: input.code, deps: ctx.deps })
       : await verifyRecoveryCodeOnce({ userId: user.id, code: input.code, deps: ctx.deps }));
   if (!ok) {
-    // Only the attempt whose count set the lock reports it, so the lockout is audited once.
-    if (claim.attempt === LOCKOUT_AFTER) {
+    // The try that starts the backoff is audited (once per run of failures from that address).
+    if (attempt.count === PASSWORD_TRIES) {
       for (const m of await ctx.deps.identity.membershipsOf(user.id)) {
         await ctx.deps.store.appendAudit({
           accountId: m.accountId,
           at: ctx.now.toISOString(),
           actor: 'system',
-          action: 'user.lockout',
+          action: 'user.sign_in_throttled',
           target: user.id,
           outcome: 'rate_limited',
-          details: { locked_until: lockedUntil, failed_attempts: claim.attempt },
+          details: { address: ctx.clientAddress, failed_attempts: attempt.count },
         });
       }
     }
     throw refused;
   }
-  await ctx.deps.identity.resetPasswordFailures(user.id);
+  await limiters.perAddressAndAccount.reset(key);
   const method = /^\d{6}$/.test(input.code.replace(/\s+/g, '')) ? 'password_totp' : 'recovery_code';
   return startSessionFor(ctx, user.id, method);
 }

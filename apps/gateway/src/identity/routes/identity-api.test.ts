@@ -3,6 +3,7 @@ import { toLetKiteError } from '@letkite/protocol';
 import { Hono } from 'hono';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { LocalCoordination } from '../../coordination/local-coordination';
 import { httpStatusOf } from '../../http/error-status';
 import { LocalHub } from '../../hub/local-hub';
 import { createMailer } from '../../notify/mailer';
@@ -10,6 +11,7 @@ import { SqliteIdentityStore } from '../../store/sqlite/sqlite-identity-store';
 import { SqliteStore } from '../../store/sqlite/sqlite-store';
 import type { IdentityDeps } from '../op-context';
 import { createOwnerSetupLink } from '../ops/create-setup-link';
+import { signInWithPassword } from '../ops/sign-in-password';
 import { TotpSeedCipher } from '../totp-seed-cipher';
 import { identityApi } from './identity-api';
 
@@ -35,6 +37,7 @@ describe('identity REST API', () => {
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       mailer: createMailer({}),
       hub: new LocalHub(),
+      coordination: new LocalCoordination(),
       now: () => clock,
       log: () => {},
       publicUrl: ORIGIN,
@@ -142,7 +145,7 @@ describe('identity REST API', () => {
     expect((await call('POST', '/api/auth/password', body)).body.error.code).toBe('unauthenticated');
   });
 
-  test('five wrong passwords lock password sign-in, even with the right password afterwards', async () => {
+  test('after five wrong passwords from one address, that address waits before the next try, even with the right password', async () => {
     const { secret } = await setUpOwnerWithPassword();
     cookie = '';
     for (let i = 0; i < 5; i++) {
@@ -154,16 +157,50 @@ describe('identity REST API', () => {
       });
       expect(r.body.error.code).toBe('unauthenticated');
     }
-    clock = new Date(clock.getTime() + 31_000);
-    const right = await call('POST', '/api/auth/password', {
+    clock = new Date(clock.getTime() + 1_000);
+    const early = await call('POST', '/api/auth/password', {
       email: 'olivia@example.com',
       password: 'correct horse battery',
       code: codeAt(secret, clock),
     });
-    expect(right.status).toBe(429);
-    expect(right.body.error.code).toBe('rate_limited');
-    const audit = await store.listAudit(account.id, { limit: 5, action: 'user.lockout' });
+    expect(early.status).toBe(429);
+    expect(early.body.error).toMatchObject({ code: 'rate_limited', details: { retry_after_s: 29 } });
+    const audit = await store.listAudit(account.id, { limit: 5, action: 'user.sign_in_throttled' });
     expect(audit).toHaveLength(1);
+    // A backoff, not a lock: once it has passed, the right password signs in.
+    clock = new Date(clock.getTime() + 30_000);
+    const later = await call('POST', '/api/auth/password', {
+      email: 'olivia@example.com',
+      password: 'correct horse battery',
+      code: codeAt(secret, clock),
+    });
+    expect(later.status).toBe(200);
+  });
+
+  test("an attacker hammering a person's e-mail from one address cannot lock the person out: they sign in at once from theirs", async () => {
+    const { secret } = await setUpOwnerWithPassword();
+    const attempt = (address: string, password: string, code: string) =>
+      signInWithPassword(
+        { deps, now: clock, userAgent: null, clientAddress: address },
+        {
+          email: 'Olivia@Example.com',
+          password,
+          code,
+        },
+      ).then(
+        () => 'ok',
+        (err: unknown) => toLetKiteError(err).code,
+      );
+    const answers: string[] = [];
+    for (let i = 0; i < 25; i++) answers.push(await attempt('203.0.113.66', `guess ${i}`, '123456'));
+    expect(answers.slice(0, 5)).toEqual(Array(5).fill('unauthenticated'));
+    expect(new Set(answers.slice(5))).toEqual(new Set(['rate_limited']));
+    clock = new Date(clock.getTime() + 31_000);
+    expect(await attempt('198.51.100.7', 'correct horse battery', codeAt(secret, clock))).toBe('ok');
+    // The attacker's address keeps its backoff: one more guess after the wait, then twice as long.
+    expect(await attempt('203.0.113.66', 'guess again', '123456')).toBe('unauthenticated');
+    clock = new Date(clock.getTime() + 59_000);
+    expect(await attempt('203.0.113.66', 'and again', '123456')).toBe('rate_limited');
   });
 
   test('a cross-site sign-in request is refused before anything is checked', async () => {

@@ -1,0 +1,11 @@
+import { LetKiteError } from '@letkite/protocol';
+import { SqliteMcpSessionStore } from '../store/sqlite/sqlite-mcp-session-store';
+import { SqliteStore } from '../store/sqlite/sqlite-store';
+import type { Store } from '../store/types';
+import type { McpSessionStore } from './mcp-session-store';
+
+/** The MCP session store on the core store's database. */
+export function openMcpSessionStore(store: Store): McpSessionStore {
+  if (store instanceof SqliteStore) return new SqliteMcpSessionStore(store);
+  throw new LetKiteError('not_implemented', 'the MCP session store exists only for SQLite in this build');
+}

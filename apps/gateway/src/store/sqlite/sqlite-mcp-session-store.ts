@@ -1,0 +1,78 @@
+import { and, eq, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import type { McpSessionRecord, McpSessionStore } from '../../mcp/mcp-session-store';
+import { mcpSessions } from './mcp-sessions-schema';
+import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
+
+/** The MCP sessions domain on the shared SQLite database (its own migrations stream, sqlite-mcp-sessions). */
+export class SqliteMcpSessionStore implements McpSessionStore {
+  private readonly db: SqliteStore['db'];
+
+  constructor(core: SqliteStore) {
+    this.db = core.db;
+    migrateSqliteDomain(core.db, 'sqlite-mcp-sessions', '__drizzle_migrations_mcp_sessions');
+  }
+
+  async open(session: Omit<McpSessionRecord, 'lastSeenAt' | 'closedAt'>): Promise<void> {
+    this.db
+      .insert(mcpSessions)
+      .values({ ...session, lastSeenAt: session.createdAt })
+      .run();
+  }
+
+  async touch(
+    id: string,
+    input: { now: string; idleBefore: string; touchEveryMs: number },
+  ): Promise<McpSessionRecord | null> {
+    const row = this.db.select().from(mcpSessions).where(eq(mcpSessions.id, id)).get();
+    if (!row || row.closedAt !== null || row.lastSeenAt <= input.idleBefore) return null;
+    if (Date.parse(input.now) - Date.parse(row.lastSeenAt) < input.touchEveryMs) return row;
+    // Guarded like the read: a session closed or expired meanwhile (on another gateway) is not revived.
+    const touched = this.db
+      .update(mcpSessions)
+      .set({ lastSeenAt: input.now })
+      .where(and(eq(mcpSessions.id, id), isNull(mcpSessions.closedAt)))
+      .returning()
+      .get();
+    return touched && touched.lastSeenAt > input.idleBefore ? touched : null;
+  }
+
+  async close(id: string, now: string): Promise<boolean> {
+    const r = this.db
+      .update(mcpSessions)
+      .set({ closedAt: now })
+      .where(and(eq(mcpSessions.id, id), isNull(mcpSessions.closedAt)))
+      .run();
+    return r.changes > 0;
+  }
+
+  async closeForCredential(credentialId: string, now: string): Promise<number> {
+    return this.db
+      .update(mcpSessions)
+      .set({ closedAt: now })
+      .where(and(eq(mcpSessions.credentialId, credentialId), isNull(mcpSessions.closedAt)))
+      .run().changes;
+  }
+
+  async closeForUser(userId: string, accountId: string | undefined, now: string): Promise<number> {
+    return this.db
+      .update(mcpSessions)
+      .set({ closedAt: now })
+      .where(
+        and(
+          eq(mcpSessions.userId, userId),
+          accountId === undefined ? undefined : eq(mcpSessions.accountId, accountId),
+          isNull(mcpSessions.closedAt),
+        ),
+      )
+      .run().changes;
+  }
+
+  async prune(before: string): Promise<number> {
+    return this.db
+      .delete(mcpSessions)
+      .where(
+        or(and(isNotNull(mcpSessions.closedAt), lt(mcpSessions.closedAt, before)), lt(mcpSessions.lastSeenAt, before)),
+      )
+      .run().changes;
+  }
+}
