@@ -9,7 +9,7 @@ import {
   writeDataFrameHeader,
 } from '@letkite/protocol';
 import type { WebSocket } from 'ws';
-import type { CallOptions } from './types';
+import type { AgentStreamEvent, CallOptions, PushedStreamEvent } from './types';
 
 /** A socket whose peer stops reading is cut off once this much is queued, rather than buffering without bound. */
 export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -18,8 +18,16 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: LetKiteError) => void;
   options: CallOptions;
+  /** A streamed call's listener for the agent's stream events. */
+  onEvent: ((event: AgentStreamEvent) => void) | undefined;
   timer: NodeJS.Timeout;
   cleanup: () => void;
+}
+
+/** A request sent on this socket: its id (to push stream events to) and its raw answer. */
+export interface SentRequest {
+  id: string;
+  result: Promise<unknown>;
 }
 
 export interface AgentSessionEvents {
@@ -28,8 +36,13 @@ export interface AgentSessionEvents {
   log: (msg: string) => void;
 }
 
-/** One authenticated agent socket: request/response correlation, chunk delivery, heartbeats. */
+/**
+ * One authenticated agent socket: request/response correlation, chunk and stream delivery, heartbeats. `epoch`
+ * orders the sockets a machine has held: the hub keeps the newest and closes older ones (local-hub.ts).
+ */
 export class AgentSession {
+  /** Set by the hub when it registers this socket. */
+  epoch = 0;
   private readonly pending = new Map<string, Pending>();
   private nextId = 1;
   private alive = true;
@@ -89,9 +102,11 @@ export class AgentSession {
         return;
       case 'credit':
       case 'entry':
-      case 'entry_end':
-        this.pending.get(frame.id)?.options.stream?.onEvent(frame);
+      case 'entry_end': {
+        const { id, ...event } = frame;
+        this.pending.get(id)?.onEvent?.(event);
         return;
+      }
       case 'auth':
         this.fail('protocol_error', 'auth frame after the handshake');
         return;
@@ -100,14 +115,28 @@ export class AgentSession {
 
   /** Handles one binary data frame from the agent; data for a call that already ended is dropped. */
   handleData(id: string, bytes: number, frame: Buffer[]): void {
-    this.pending.get(id)?.options.stream?.onEvent({ type: 'data', bytes, frame });
+    this.pending.get(id)?.onEvent?.({ type: 'data', bytes, frame });
   }
 
-  call(op: string, params: unknown, context: RequestContext, options: CallOptions): Promise<unknown> {
-    if (this.closed)
-      return Promise.reject(new LetKiteError('machine_offline', `machine "${this.machineId}" is offline`));
+  /**
+   * Sends one request; `onEvent` receives a streamed call's events (transfers). The answer is raw: the hub
+   * validates it against the op's result schema.
+   */
+  request(
+    op: string,
+    params: unknown,
+    context: RequestContext,
+    options: CallOptions,
+    onEvent?: (event: AgentStreamEvent) => void,
+  ): SentRequest {
     const id = `r${this.nextId++}`;
-    return new Promise<unknown>((resolve, reject) => {
+    if (this.closed) {
+      return {
+        id,
+        result: Promise.reject(new LetKiteError('machine_offline', `machine "${this.machineId}" is offline`)),
+      };
+    }
+    const result = new Promise<unknown>((resolve, reject) => {
       const onAbort = () => {
         if (!this.pending.has(id)) return;
         this.settle(id);
@@ -127,19 +156,26 @@ export class AgentSession {
         resolve,
         reject,
         options,
+        onEvent,
         timer,
         cleanup: () => options.signal?.removeEventListener('abort', onAbort),
       });
+      // Cancelled before it was sent: the agent never hears of it.
+      if (options.signal?.aborted) {
+        this.settle(id);
+        reject(new LetKiteError('timeout', 'the call was cancelled'));
+        return;
+      }
       this.send({ type: 'request', id, op, params, context });
-      options.stream?.onOpen({
-        frame: (frame) => {
-          if (this.pending.has(id)) this.send({ ...frame, id } as GatewayFrame);
-        },
-        forward: (frame) => {
-          if (this.pending.has(id)) this.forwardData(id, frame);
-        },
-      });
     });
+    return { id, result };
+  }
+
+  /** Pushes one stream event to the agent on request `id`; dropped once that request has settled. */
+  push(id: string, event: PushedStreamEvent): void {
+    if (!this.pending.has(id)) return;
+    if (event.type === 'data') this.forwardData(id, event.frame);
+    else this.send({ ...event, id } as GatewayFrame);
   }
 
   send(frame: GatewayFrame): void {
@@ -157,11 +193,11 @@ export class AgentSession {
    * same fragments. Not subject to the bufferedAmount guard: the caller's credit window already bounds what is
    * queued, and a peer that stops reading stops granting credit.
    */
-  private forwardData(id: string, frame: Buffer[]): void {
+  private forwardData(id: string, frame: readonly Uint8Array[]): void {
     if (this.closed || frame.length === 0) return;
-    writeDataFrameHeader(frame[0] as Buffer, id);
+    writeDataFrameHeader(frame[0] as Uint8Array, id);
     const last = frame.length - 1;
-    for (let i = 0; i <= last; i += 1) this.ws.send(frame[i] as Buffer, { binary: true, fin: i === last });
+    for (let i = 0; i <= last; i += 1) this.ws.send(frame[i] as Uint8Array, { binary: true, fin: i === last });
   }
 
   /** Sends a fatal protocol error and closes the socket. */

@@ -5,10 +5,9 @@ import {
   type SkippedEntry,
   STREAM_RECORD_COST,
   TRANSFER_WINDOW_BYTES,
-  TransferSideResult,
   toLetKiteError,
 } from '@letkite/protocol';
-import type { AgentHub, StreamPush } from '../hub/types';
+import type { AgentHub } from '../hub/types';
 
 /** One end of a transfer, already resolved and checked by the gateway. */
 export interface TransferEnd {
@@ -74,9 +73,6 @@ export async function relayTransfer(
   if (signal.aborted) onOuterAbort();
   signal.addEventListener('abort', onOuterAbort, { once: true });
 
-  let destination: StreamPush | null = null;
-  let source: StreamPush | null = null;
-  let creditForSource = 0;
   /** What the source has sent that the destination has not credited back yet. */
   let inFlight = 0;
   let lastMove = Date.now();
@@ -97,99 +93,81 @@ export async function relayTransfer(
     return true;
   };
 
-  const destinationCall = hub.call(
+  const destination = hub.stream(
     request.destination.machineId,
     'transfer_receive',
     { path: request.destination.path, overwrite: request.overwrite, window_bytes: windowBytes },
     request.destination.context,
-    {
-      timeoutMs: CALL_TIMEOUT_MS,
-      signal: abort.signal,
-      stream: {
-        onOpen: (push) => {
-          destination = push;
-        },
-        onEvent: (event) => {
-          if (event.type !== 'credit') {
-            fail(new LetKiteError('protocol_error', `the destination machine sent an unexpected ${event.type} frame`));
-            return;
-          }
-          inFlight -= event.bytes;
-          lastMove = Date.now();
-          if (source) source.frame({ type: 'credit', bytes: event.bytes });
-          else creditForSource += event.bytes;
-        },
-      },
-    },
+    { timeoutMs: CALL_TIMEOUT_MS, signal: abort.signal },
   );
-
-  const sourceCall = hub.call(
+  const source = hub.stream(
     request.source.machineId,
     'transfer_send',
     { path: request.source.path, include_hidden: request.includeHidden },
     request.source.context,
-    {
-      timeoutMs: CALL_TIMEOUT_MS,
-      signal: abort.signal,
-      stream: {
-        onOpen: (push) => {
-          source = push;
-          if (creditForSource > 0) push.frame({ type: 'credit', bytes: creditForSource });
-          creditForSource = 0;
-        },
-        onEvent: (event) => {
-          if (failure || !destination) return;
-          switch (event.type) {
-            case 'data':
-              if (!charge(event.bytes)) return;
-              destination.forward(event.frame);
-              progress.bytesDone += event.bytes;
-              onProgress();
-              return;
-            case 'entry':
-              if (!charge(STREAM_RECORD_COST)) return;
-              if (event.entry.path === '') {
-                progress.bytesTotal = event.entry.total_bytes ?? null;
-                progress.filesTotal = event.entry.total_files ?? null;
-              }
-              destination.frame({ type: 'entry', entry: event.entry });
-              return;
-            case 'entry_end':
-              if (!charge(STREAM_RECORD_COST)) return;
-              destination.frame({ type: 'entry_end', bytes: event.bytes, sha256: event.sha256 });
-              progress.filesDone += 1;
-              onProgress();
-              return;
-            case 'credit':
-              fail(new LetKiteError('protocol_error', 'the source machine sent an unexpected credit frame'));
-              return;
-          }
-        },
-      },
-    },
+    { timeoutMs: CALL_TIMEOUT_MS, signal: abort.signal },
   );
 
-  const sent = sourceCall.then(
-    (raw) => {
-      const parsed = TransferSideResult.safeParse(raw);
-      if (!parsed.success) throw new LetKiteError('protocol_error', 'the source machine answered a malformed result');
-      // The response follows the last data frame on the same socket, so everything has been passed on by now.
-      destination?.frame({ type: 'stream_end', sha256: parsed.data.sha256 });
-      return parsed.data;
+  /** The destination's credit, handed on to the source as it comes. */
+  const relayCredit = async (): Promise<void> => {
+    for await (const event of destination.events) {
+      if (failure) return;
+      if (event.type !== 'credit') {
+        fail(new LetKiteError('protocol_error', `the destination machine sent an unexpected ${event.type} frame`));
+        return;
+      }
+      inFlight -= event.bytes;
+      lastMove = Date.now();
+      source.push({ type: 'credit', bytes: event.bytes });
+    }
+  };
+
+  /** The source's records and data, passed on to the destination as they come (data frames without a copy). */
+  const relayStream = async (): Promise<void> => {
+    for await (const event of source.events) {
+      if (failure) return;
+      switch (event.type) {
+        case 'data':
+          if (!charge(event.bytes)) return;
+          destination.push(event);
+          progress.bytesDone += event.bytes;
+          onProgress();
+          break;
+        case 'entry':
+          if (!charge(STREAM_RECORD_COST)) return;
+          if (event.entry.path === '') {
+            progress.bytesTotal = event.entry.total_bytes ?? null;
+            progress.filesTotal = event.entry.total_files ?? null;
+          }
+          destination.push(event);
+          break;
+        case 'entry_end':
+          if (!charge(STREAM_RECORD_COST)) return;
+          destination.push(event);
+          progress.filesDone += 1;
+          onProgress();
+          break;
+        case 'credit':
+          fail(new LetKiteError('protocol_error', 'the source machine sent an unexpected credit frame'));
+          return;
+      }
+    }
+  };
+
+  const credited = relayCredit().catch(fail);
+  const sent = Promise.all([source.result, relayStream()]).then(
+    ([from]) => {
+      // Every event the source sent before its answer has been passed on: the destination's stream is complete.
+      if (!failure) destination.push({ type: 'stream_end', sha256: from.sha256 });
+      return from;
     },
     (err: unknown) => {
       fail(err);
       throw err;
     },
   );
-  const received = destinationCall.then(
-    (raw) => {
-      const parsed = TransferSideResult.safeParse(raw);
-      if (!parsed.success) {
-        throw new LetKiteError('protocol_error', 'the destination machine answered a malformed result');
-      }
-      return parsed.data;
-    },
+  const received = destination.result.then(
+    (to) => to,
     (err: unknown) => {
       fail(err);
       throw err;
@@ -211,7 +189,7 @@ export async function relayTransfer(
     return { bytes: to.bytes, files: to.files, sha256: to.sha256, skipped: [...from.skipped, ...to.skipped] };
   } catch (err) {
     // Wait for both sides to finish (the destination removes its temporary copy) before reporting.
-    await Promise.allSettled([sent, received]);
+    await Promise.allSettled([sent, received, credited]);
     throw failure ?? toLetKiteError(err);
   } finally {
     clearInterval(idle);

@@ -24,11 +24,12 @@ export function accountRoutes(deps: IdentityDeps): Hono {
         reachableMachines(ctx.deps, ctx.user),
         ctx.deps.identity.listGroups(ctx.user.accountId),
       ]);
+      const online = await ctx.deps.hub.online(machines.map((m) => m.id));
       return {
         machines: machines.map((m) => ({
           id: m.id,
           name: m.name,
-          online: ctx.deps.hub.isOnline(m.id),
+          online: online.has(m.id),
           hostname: m.hostname,
           os: m.os,
           os_release: m.osRelease,

@@ -4,11 +4,12 @@ import { defineHandler } from '../tool-handler';
 
 export const machinesListHandler = defineHandler(machinesList, async (_input, ctx) => {
   const machines = await reachableMachines(ctx.deps, ctx.principal);
+  const online = await ctx.deps.hub.online(machines.map((m) => m.id));
   return {
     machines: machines.map((m) => ({
       id: m.id,
       name: m.name,
-      online: ctx.deps.hub.isOnline(m.id),
+      online: online.has(m.id),
       os: m.os,
       arch: m.arch,
       hostname: m.hostname,
