@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -6,6 +7,11 @@ import { type TestAgent, TestGateway } from './support/letkite';
 import { CliProcess, freePort } from './support/processes';
 
 const IDLE_MS = 6000;
+// Both gateways coordinate over the real NATS (JetStream) on 127.0.0.1:4222, under a prefix of their own.
+const NATS = {
+  LETKITE_NATS_URL: process.env.LETKITE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+  LETKITE_NATS_PREFIX: `lkt${randomBytes(4).toString('hex')}`,
+};
 
 /**
  * An MCP client whose `initialize` goes to one gateway and every later request to another, as behind a load
@@ -46,7 +52,7 @@ async function listWith(url: string, token: string, sessionId: string): Promise<
   return res.status;
 }
 
-describe('MCP sessions in the store: two gateway processes on one database', () => {
+describe('MCP sessions in the store: two gateway processes on one database and one NATS', () => {
   let a: TestGateway;
   let b: CliProcess;
   let bUrl: string;
@@ -55,7 +61,7 @@ describe('MCP sessions in the store: two gateway processes on one database', () 
   let agent: TestAgent;
 
   beforeAll(async () => {
-    a = await TestGateway.start({ LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS) });
+    a = await TestGateway.start({ LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS), ...NATS });
     const port = await freePort();
     bUrl = `http://localhost:${port}`;
     b = new CliProcess(['gateway'], {
@@ -63,6 +69,7 @@ describe('MCP sessions in the store: two gateway processes on one database', () 
       LETKITE_HEARTBEAT_MS: '1000',
       LETKITE_DATA: a.dataDir,
       LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS),
+      ...NATS,
     });
     await b.waitForOutput(/listening on/, 60_000);
     account = await TestAccount.open(a);
@@ -171,6 +178,33 @@ describe('MCP sessions in the store: two gateway processes on one database', () 
     expect(sessionRow(sessionId)?.closed_at).not.toBeNull();
     expect(await listWith(a.url, token, sessionId)).toBe(401);
     expect(await listWith(bUrl, token, sessionId)).toBe(401);
+    await client.close().catch(() => undefined);
+  });
+
+  test('a token revoked through the other gateway aborts the call running on this one', async () => {
+    const token = await a.apiToken('revoked-elsewhere');
+    const tokenId = (
+      account.store.sqlite.prepare("SELECT id FROM api_tokens WHERE name = 'revoked-elsewhere'").get() as {
+        id: string;
+      }
+    ).id;
+    // The call runs on A (it holds the agent's socket); the revocation goes through B's web API.
+    const { client } = await splitClient(a.url, a.url, token);
+    const started = Date.now();
+    const running = client
+      .callTool({ name: 'exec', arguments: { machine: 'held-by-a', command: 'sleep 30', timeout_s: 60 } }, undefined, {
+        timeout: 60_000,
+      })
+      .then(
+        (r) => ({ isError: r.isError === true }),
+        () => ({ isError: true }),
+      );
+    await new Promise((r) => setTimeout(r, 1500));
+    const bAsGateway = { url: bUrl } as TestGateway;
+    const revoked = await asPerson(bAsGateway, owner, 'DELETE', `/api/tokens/${tokenId}`);
+    expect(revoked.status).toBe(200);
+    expect((await running).isError).toBe(true);
+    expect(Date.now() - started).toBeLessThan(15_000);
     await client.close().catch(() => undefined);
   });
 });

@@ -69,6 +69,19 @@ export const GatewayConfig = z.object({
   metricsHost: z.string().min(1).default('127.0.0.1'),
   /** On SIGTERM, how long running requests may take to finish before their connections are cut. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /**
+   * NATS for the state gateways share (events, rate limits, leases: docs/design/coordination.md), e.g.
+   * `nats://127.0.0.1:4222` (JetStream on); unset: in-process, for one gateway.
+   */
+  natsUrl: z
+    .string()
+    .regex(/^(nats|tls|ws|wss):\/\/[^\s]+$/, 'must be a nats:// (or tls://, ws://, wss://) URL')
+    .optional(),
+  /** Subject and bucket prefix, so several clusters (or test runs) can share one NATS server. */
+  natsPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ and - only (at most 32)')
+    .default('lk'),
   /** An MCP session unused this long answers 404 and the client initializes again (default 24 h, at most 30 days). */
   mcpSessionIdleMs: z.coerce
     .number()
@@ -114,6 +127,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     metricsHost: env.LETKITE_METRICS_HOST || undefined,
     shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
     mcpSessionIdleMs: env.LETKITE_MCP_SESSION_IDLE_MS || undefined,
+    natsUrl: env.LETKITE_NATS_URL || undefined,
+    natsPrefix: env.LETKITE_NATS_PREFIX || undefined,
     trustedProxies: env.LETKITE_TRUSTED_PROXIES,
   });
   if (!parsed.success) {
@@ -144,6 +159,8 @@ function envName(key: string): string {
     metricsHost: 'METRICS_HOST',
     shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
     mcpSessionIdleMs: 'MCP_SESSION_IDLE_MS',
+    natsUrl: 'NATS_URL',
+    natsPrefix: 'NATS_PREFIX',
     trustedProxies: 'TRUSTED_PROXIES',
   };
   return names[key] ?? key.toUpperCase();

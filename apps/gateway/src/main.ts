@@ -10,7 +10,9 @@ import { startExpirySweeper } from './approvals/expiry';
 import { openApprovals } from './approvals/open-approvals';
 import type { GatewayConfig } from './config';
 import { startLeasedInterval } from './coordination/leased-interval';
+import type { Coordination } from './coordination/coordination';
 import { LocalCoordination } from './coordination/local-coordination';
+import { NatsCoordination } from './coordination/nats-coordination';
 import type { GatewayDeps } from './deps';
 import { healthRoutes, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
@@ -27,6 +29,7 @@ import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { openOAuthStore } from './oauth/open-oauth-store';
+import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
@@ -79,7 +82,10 @@ export async function startGateway(
   const policies = openPolicyStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
-  const coordination = new LocalCoordination();
+  const coordination: Coordination = config.natsUrl
+    ? await NatsCoordination.connect({ url: config.natsUrl, prefix: config.natsPrefix, log })
+    : new LocalCoordination();
+  if (config.natsUrl) log(`coordination over NATS (prefix ${config.natsPrefix})`);
   const metrics = new GatewayMetrics({ agentsOnline: () => hub.onlineCount });
   let draining = false;
 
@@ -156,6 +162,14 @@ export async function startGateway(
     store: openOAuthStore(store),
     clientDocuments: new ClientDocumentFetcher({ allowLoopback: config.oauthLoopbackClientDocuments }),
   };
+  // Registrations nobody used within a day are deleted, by one gateway of the cluster.
+  const stopClientPrune = startLeasedInterval({
+    lease: coordination.lease('oauth.client-prune', 30 * 60_000),
+    everyMs: 10 * 60_000,
+    work: () => pruneUnusedClients({ oauth, now }),
+    log,
+    what: 'pruning unused OAuth clients',
+  });
   if (config.oauthLoopbackClientDocuments)
     log('OAuth client metadata documents may be fetched from loopback (dev only)');
   const readiness: ReadinessCheck[] = [
@@ -226,6 +240,7 @@ export async function startGateway(
     draining = true;
     await stopExpiry();
     await stopSessionPrune();
+    await stopClientPrune();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);

@@ -9,7 +9,7 @@ export interface OAuthDeps {
 }
 
 /** What OAuth operations need: the gateway's dependencies, the OAuth ones, and a way to cut live MCP sessions. */
-export type OAuthContext = Pick<GatewayDeps, 'store' | 'identity' | 'now' | 'log' | 'publicUrl'> & {
+export type OAuthContext = Pick<GatewayDeps, 'store' | 'identity' | 'coordination' | 'now' | 'log' | 'publicUrl'> & {
   oauth: OAuthDeps;
   mcp: { closeSessionsOf(credentialId: string): Promise<void> };
 };

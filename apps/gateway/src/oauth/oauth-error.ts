@@ -27,6 +27,8 @@ export const oauthErrorCodes = [
   'invalid_client_metadata',
   /** Something failed on our side. */
   'server_error',
+  /** Registration: too many from this address; `Retry-After` says when to try again (HTTP 429). */
+  'rate_limited',
 ] as const;
 export type OAuthErrorCode = (typeof oauthErrorCodes)[number];
 
@@ -35,7 +37,15 @@ export class OAuthError extends Error {
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
-    readonly status: 400 | 401 | 403 | 500 = error === 'invalid_client' ? 401 : error === 'server_error' ? 500 : 400,
+    readonly status: 400 | 401 | 403 | 429 | 500 = error === 'invalid_client'
+      ? 401
+      : error === 'server_error'
+        ? 500
+        : error === 'rate_limited'
+          ? 429
+          : 400,
+    /** Seconds to wait, sent as `Retry-After` (rate_limited). */
+    readonly retryAfterS?: number,
   ) {
     super(description);
   }

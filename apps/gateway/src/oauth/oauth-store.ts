@@ -82,6 +82,11 @@ export type CodeOutcome =
 export interface OAuthStore {
   registerClient(client: RegisteredClient): Promise<void>;
   getClient(clientId: string): Promise<RegisteredClient | null>;
+  /**
+   * Deletes dynamically registered clients created before `createdBefore` that were never used (no authorization
+   * code was ever issued to them, no connection exists); returns how many.
+   */
+  pruneUnusedClients(createdBefore: string): Promise<number>;
 
   createAuthorizationCode(codeHash: string, code: AuthorizationCode, audit: AuditEventInput): Promise<void>;
   /**

@@ -6,6 +6,7 @@ import { cors } from 'hono/cors';
 import { hashSecret } from '../auth/secrets';
 import { listConnections } from '../connections/list-connections';
 import { revokeConnection } from '../connections/revoke-connection';
+import { clientOf } from '../http/client-address';
 import { checkCsrf, currentUser, requireUser, requireUserForChange, sessionCookieName } from '../identity/current-user';
 import { hasPermission, seesEveryMachine } from '../identity/permissions';
 import { reachableMachines } from '../machines/resolve-machine';
@@ -42,7 +43,9 @@ async function formOf(c: Context, repeatable: readonly string[] = []): Promise<R
 function oauthFailure(c: Context, err: unknown, log: (msg: string) => void): Response {
   const e = err instanceof OAuthError ? err : new OAuthError('server_error', 'internal error');
   if (!(err instanceof OAuthError)) log(`oauth endpoint ${c.req.path} failed: ${String(err)}`);
-  return c.json(e.toBody(), e.status, { 'Cache-Control': 'no-store' });
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+  if (e.retryAfterS !== undefined) headers['Retry-After'] = String(e.retryAfterS);
+  return c.json(e.toBody(), e.status, headers);
 }
 
 /**
@@ -69,7 +72,7 @@ export function oauthRoutes(ctx: OAuthContext): Hono {
       const body = await c.req.json().catch(() => {
         throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object');
       });
-      return c.json(await registerClient(ctx, body), 201, { 'Cache-Control': 'no-store' });
+      return c.json(await registerClient(ctx, body, clientOf(c).address), 201, { 'Cache-Control': 'no-store' });
     } catch (err) {
       return oauthFailure(c, err, ctx.log);
     }

@@ -1,7 +1,28 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LetKiteError } from '@letkite/protocol';
-import { describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { SqliteTransferStore } from '../store/sqlite/sqlite-transfer-store';
 import type { RelayProgress, RelayResult } from './relay';
-import { TransferRegistry } from './transfer-registry';
+import { TRANSFER_STALE_MS, TRANSFER_WRITE_EVERY_MS, TransferRegistry } from './transfer-registry';
+
+/** Two gateways' stores on one database file. */
+let dir: string;
+let cores: SqliteStore[];
+let stores: SqliteTransferStore[];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'lk-transfers-'));
+  cores = [0, 1].map(() => new SqliteStore(join(dir, 'letkite.db')));
+  stores = cores.map((c) => new SqliteTransferStore(c));
+});
+afterEach(async () => {
+  for (const c of cores) await c.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+const storeA = () => stores[0] as SqliteTransferStore;
+const storeB = () => stores[1] as SqliteTransferStore;
 
 function controllable() {
   let finish!: (r: RelayResult) => void;
@@ -28,16 +49,16 @@ function controllable() {
 describe('TransferRegistry', () => {
   test('reports progress with a rate while running, then the result', async () => {
     let now = 1_000_000;
-    const registry = new TransferRegistry(() => now);
+    const registry = new TransferRegistry(storeA(), () => now);
     const t = controllable();
-    const id = registry.start('acct', t.run);
-    expect(registry.status('acct', id)).toMatchObject({ state: 'running', bytes_done: 0, bytes_total: null });
+    const id = await registry.start('acct', t.run);
+    expect(await registry.status('acct', id)).toMatchObject({ state: 'running', bytes_done: 0, bytes_total: null });
     t.progress().bytesTotal = 10_000_000;
     t.progress().filesTotal = 1;
     now += 1000;
     t.progress().bytesDone = 4_000_000;
     t.tick();
-    expect(registry.status('acct', id)).toMatchObject({
+    expect(await registry.status('acct', id)).toMatchObject({
       bytes_done: 4_000_000,
       bytes_total: 10_000_000,
       rate_bytes_per_s: 4_000_000,
@@ -47,7 +68,7 @@ describe('TransferRegistry', () => {
     t.progress().filesDone = 1;
     t.finish({ bytes: 10_000_000, files: 1, sha256: 'f'.repeat(64), skipped: [] });
     await new Promise((r) => setImmediate(r));
-    expect(registry.status('acct', id)).toMatchObject({
+    expect(await registry.status('acct', id)).toMatchObject({
       state: 'done',
       files_done: 1,
       rate_bytes_per_s: 5_000_000,
@@ -56,13 +77,43 @@ describe('TransferRegistry', () => {
   });
 
   test('a failure keeps its code; another account and unknown ids see nothing', async () => {
-    const registry = new TransferRegistry();
+    const registry = new TransferRegistry(storeA());
     const t = controllable();
-    const id = registry.start('acct', t.run);
+    const id = await registry.start('acct', t.run);
     t.fail(new LetKiteError('machine_offline', 'gone'));
     await new Promise((r) => setImmediate(r));
-    expect(registry.status('acct', id)).toMatchObject({ state: 'failed', error: { code: 'machine_offline' } });
-    expect(registry.status('other', id)).toBeNull();
-    expect(registry.status('acct', 'tr_nope')).toBeNull();
+    expect(await registry.status('acct', id)).toMatchObject({ state: 'failed', error: { code: 'machine_offline' } });
+    expect(await registry.status('other', id)).toBeNull();
+    expect(await registry.status('acct', 'tr_nope')).toBeNull();
+  });
+
+  test('another gateway reads the status from the store: progress while running, then the outcome', async () => {
+    const a = new TransferRegistry(storeA());
+    const b = new TransferRegistry(storeB());
+    const t = controllable();
+    const id = await a.start('acct', t.run);
+    expect(await b.status('acct', id)).toMatchObject({ transfer_id: id, state: 'running', bytes_done: 0 });
+    t.progress().bytesTotal = 300;
+    t.progress().bytesDone = 100;
+    await new Promise((r) => setTimeout(r, TRANSFER_WRITE_EVERY_MS + 300));
+    await a.flush();
+    expect(await b.status('acct', id)).toMatchObject({ state: 'running', bytes_done: 100, bytes_total: 300 });
+    t.progress().bytesDone = 300;
+    t.finish({ bytes: 300, files: 1, sha256: 'a'.repeat(64), skipped: [] });
+    await new Promise((r) => setImmediate(r));
+    await a.flush();
+    expect(await b.status('acct', id)).toMatchObject({ state: 'done', bytes_done: 300, result: { bytes: 300 } });
+    expect(await b.status('other', id)).toBeNull();
+  });
+
+  test('a running transfer whose gateway stopped writing reads as failed on the others', async () => {
+    let now = Date.now();
+    const a = new TransferRegistry(storeA());
+    const b = new TransferRegistry(storeB(), () => now);
+    const id = await a.start('acct', controllable().run);
+    expect((await b.status('acct', id))?.state).toBe('running');
+    now += TRANSFER_STALE_MS + 5000;
+    expect(await b.status('acct', id)).toMatchObject({ state: 'failed', error: { code: 'internal' } });
+    a.close();
   });
 });

@@ -11,6 +11,7 @@ import type { AgentHub } from '../../hub/types';
 import { resolveGrantPolicy } from '../../policy/resolve-policy';
 import { prepareTransfer } from '../../transfers/prepare-transfer';
 import { type RelayProgress, relayTransfer } from '../../transfers/relay';
+import { openTransferStore } from '../../transfers/open-transfer-store';
 import { TransferRegistry } from '../../transfers/transfer-registry';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
 
@@ -24,7 +25,7 @@ async function preparedAndApproved(
   input: z.infer<typeof copyBetweenHostsInput>,
 ) {
   const request = await prepareTransfer(ctx, input);
-  const policy = resolveGrantPolicy(ctx.principal.grant);
+  const policy = await resolveGrantPolicy(ctx.deps.policies, ctx.principal.accountId, ctx.principal.grant);
   const reason = policyToolReason(policy, tool);
   if (!reason) return request;
   const ends = await Promise.all(
@@ -43,14 +44,15 @@ async function preparedAndApproved(
 
 /**
  * One registry per gateway: keyed by the gateway's hub (built once per process by the composition root), so the
- * handlers stay static like every other tool and two gateways in one test process do not share transfers.
+ * handlers stay static like every other tool and two gateways in one test process do not share running
+ * transfers. Their status lives in the store, so every gateway answers transfer_status.
  */
 const registries = new WeakMap<AgentHub, TransferRegistry>();
-function registryFor(hub: AgentHub): TransferRegistry {
-  let registry = registries.get(hub);
+function registryFor(deps: ToolCallContext['deps']): TransferRegistry {
+  let registry = registries.get(deps.hub);
   if (!registry) {
-    registry = new TransferRegistry();
-    registries.set(hub, registry);
+    registry = new TransferRegistry(openTransferStore(deps.store), Date.now, deps.log);
+    registries.set(deps.hub, registry);
   }
   return registry;
 }
@@ -76,7 +78,7 @@ export const copyBetweenHostsHandler = defineHandler(copyBetweenHosts, async (in
 
 export const transferStartHandler = defineHandler(transferStart, async (input, ctx) => {
   const request = await preparedAndApproved(ctx, 'transfer_start', input);
-  const transferId = registryFor(ctx.deps.hub).start(ctx.principal.accountId, (progress, signal, onProgress) =>
+  const transferId = await registryFor(ctx.deps).start(ctx.principal.accountId, (progress, signal, onProgress) =>
     relayTransfer(ctx.deps.hub, request, progress, signal, onProgress),
   );
   ctx.audit.details = { ...ctx.audit.details, transfer_id: transferId };
@@ -84,12 +86,9 @@ export const transferStartHandler = defineHandler(transferStart, async (input, c
 });
 
 export const transferStatusHandler = defineHandler(transferStatus, async (input, ctx) => {
-  const status = registryFor(ctx.deps.hub).status(ctx.principal.accountId, input.transfer_id);
+  const status = await registryFor(ctx.deps).status(ctx.principal.accountId, input.transfer_id);
   if (!status) {
-    throw new LetKiteError(
-      'not_found',
-      `no transfer "${input.transfer_id}" on this gateway (transfers do not survive a gateway restart)`,
-    );
+    throw new LetKiteError('not_found', `no transfer "${input.transfer_id}" (finished transfers are kept for an hour)`);
   }
   return (await outputMaskerFor(ctx)).maskValue(status);
 });

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type {
   AccessTokenRecord,
   AuthorizationCode,
@@ -45,6 +45,20 @@ export class SqliteOAuthStore implements OAuthStore {
   async getClient(clientId: string): Promise<RegisteredClient | null> {
     const r = this.db.select().from(schema.oauthClients).where(eq(schema.oauthClients.clientId, clientId)).get();
     return r ? { clientId: r.clientId, metadata: JSON.parse(r.metadata), createdAt: r.createdAt } : null;
+  }
+
+  async pruneUnusedClients(createdBefore: string): Promise<number> {
+    // "Used" is read from what a use leaves behind: an authorization code (kept after redemption) or a connection.
+    return this.db
+      .delete(schema.oauthClients)
+      .where(
+        and(
+          lt(schema.oauthClients.createdAt, createdBefore),
+          sql`NOT EXISTS (SELECT 1 FROM oauth_authorization_codes c WHERE c.client_id = oauth_clients.client_id)`,
+          sql`NOT EXISTS (SELECT 1 FROM oauth_connections k WHERE k.client_id = oauth_clients.client_id)`,
+        ),
+      )
+      .run().changes;
   }
 
   async createAuthorizationCode(codeHash: string, code: AuthorizationCode, audit: AuditEventInput): Promise<void> {
