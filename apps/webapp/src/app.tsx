@@ -1,13 +1,25 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { Suspense, useCallback, useEffect, useState } from 'react';
-import { api, loadSession, type SessionInfo } from './api';
+import { client, loadSession, type SessionInfo } from './api';
 import { Link, matchRoute, navigate, routes, usePathname } from './router';
 import { SessionContext } from './session';
+import { useWaitingApprovals } from './waiting-approvals';
 
 export function App() {
   const path = usePathname();
+  const queryClient = useQueryClient();
   const [session, setSession] = useState<SessionInfo | null>(null);
   const [menuOpen, setMenuOpen] = useState(false);
-  const refresh = useCallback(async () => setSession(await loadSession().catch(() => ({ user: null }))), []);
+  const refresh = useCallback(async () => {
+    const next = await loadSession().catch((): SessionInfo => ({ user: null }));
+    setSession((before) => {
+      // Another person or account sees other data: nothing cached for the previous one may show.
+      if (before?.user?.id !== next.user?.id || before?.user?.account_id !== next.user?.account_id) {
+        queryClient.removeQueries();
+      }
+      return next;
+    });
+  }, [queryClient]);
   useEffect(() => {
     void refresh();
   }, [refresh]);
@@ -38,6 +50,7 @@ export function App() {
               onClick={() => setMenuOpen(!menuOpen)}
             >
               Menu
+              <WaitingBadge />
             </button>
             <nav className={menuOpen ? 'nav open' : 'nav'} aria-label="Main">
               {routes
@@ -45,6 +58,7 @@ export function App() {
                 .map((r) => (
                   <Link key={r.path} to={r.path} className={r.path === path ? 'active' : ''}>
                     {r.nav}
+                    {r.path === '/approvals' && <WaitingBadge testId="approvals-badge" />}
                   </Link>
                 ))}
             </nav>
@@ -54,7 +68,7 @@ export function App() {
                   aria-label="Account"
                   value={user.account_id}
                   onChange={async (e) => {
-                    await api('POST', '/api/session/account', { account_id: e.target.value });
+                    await client.session.switchAccount({ account_id: e.target.value });
                     await refresh();
                   }}
                 >
@@ -74,7 +88,7 @@ export function App() {
                 type="button"
                 className="link"
                 onClick={async () => {
-                  await api('POST', '/api/auth/sign-out');
+                  await client.session.signOut();
                   await refresh();
                   navigate('/sign-in');
                 }}
@@ -94,12 +108,24 @@ export function App() {
   );
 }
 
+/** The count of approvals waiting for me, next to the Approvals link (nothing when none wait). */
+function WaitingBadge(props: { testId?: string }) {
+  const { waiting } = useWaitingApprovals();
+  if (waiting.length === 0) return null;
+  return (
+    <span className="count-badge" data-testid={props.testId} title={`${waiting.length} waiting for you`}>
+      {waiting.length}
+      <span className="visually-hidden"> waiting for you</span>
+    </span>
+  );
+}
+
 function NotFound() {
   return (
     <section className="card">
       <h1>Not found</h1>
       <p>
-        There is no page here. <Link to="/">Go to machines</Link>
+        There is no page here. <Link to="/">Go to the overview</Link>
       </p>
     </section>
   );

@@ -17,7 +17,8 @@ export const routes: RouteDef[] = [
   { path: '/setup', page: lazy(() => import('./pages/onboarding-page')), public: true },
   { path: '/invite', page: lazy(() => import('./pages/onboarding-page')), public: true },
   { path: '/sign-in', page: lazy(() => import('./pages/sign-in-page')), public: true },
-  { path: '/', page: lazy(() => import('./pages/machines-page')), nav: 'Machines' },
+  { path: '/', page: lazy(() => import('./pages/overview-page')), nav: 'Overview' },
+  { path: '/machines', page: lazy(() => import('./pages/machines-page')), nav: 'Machines' },
   { path: '/enroll', page: lazy(() => import('./pages/enroll-page')), nav: 'Enroll' },
   { path: '/members', page: lazy(() => import('./pages/members-page')), nav: 'Members' },
   { path: '/roles', page: lazy(() => import('./pages/roles-groups-page')), nav: 'Roles & groups' },
@@ -64,11 +65,12 @@ export function usePathname(): string {
   return path;
 }
 
-export function Link(props: { to: string; children: ReactNode; className?: string }) {
+export function Link(props: { to: string; children: ReactNode; className?: string; testId?: string }) {
   return (
     <a
       href={props.to}
       className={props.className}
+      data-testid={props.testId}
       onClick={(e) => {
         if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
         e.preventDefault();

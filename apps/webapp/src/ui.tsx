@@ -31,6 +31,11 @@ export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** The message to show for a query's or mutation's error, or null when there is none. */
+export function errorText(e: unknown): string | null {
+  return e === null || e === undefined ? null : messageOf(e);
+}
+
 /** Runs an action, tracking busy state and the error to show. */
 export function useAction(): {
   busy: boolean;

@@ -1,32 +1,23 @@
-import { api, can } from '../api';
+import { type MachineView, machineListEndpoints } from '@letkite/protocol/api';
+import { can } from '../api';
+import { ceilingRows } from '../ceiling-rows';
+import { useApiQuery } from '../queries';
 import { Link } from '../router';
 import { useSession } from '../session';
-import { ErrorNote, Page, useLoad, When } from '../ui';
+import { ErrorNote, errorText, Page, When } from '../ui';
+import { VisibleText } from '../visible-value';
 
-interface MachineRow {
-  id: string;
-  name: string;
-  online: boolean;
-  hostname: string | null;
-  os: string | null;
-  os_release: string | null;
-  arch: string | null;
-  agent_version: string | null;
-  labels: string[];
-  ceiling: Record<string, unknown> | null;
-  ceiling_source: string | null;
-  ceiling_error: string | null;
-  last_seen_at: string | null;
-  claimed_by: { id: string; name: string }[];
-}
-
-/** Everything here comes from agents and is untrusted: React renders it as text, never as HTML. */
+/**
+ * Everything here but the id, the online state and the groups comes from agents and is untrusted: React renders it
+ * as text, never as HTML, and every invisible or direction-changing character is shown as a visible symbol.
+ */
 export default function MachinesPage() {
   const { session } = useSession();
-  const machines = useLoad(() => api<{ machines: MachineRow[] }>('GET', '/api/machines'));
+  const machines = useApiQuery(machineListEndpoints.list);
+  const mayRename = can(session.user, 'machines.manage');
   return (
     <Page title="Machines" intro="Machines you can reach, with the ceiling each one reports.">
-      <ErrorNote error={machines.error} />
+      <ErrorNote error={errorText(machines.error)} />
       {machines.data?.machines.length === 0 && (
         <p className="empty">
           No machines yet. {can(session.user, 'machines.enroll') && <Link to="/enroll">Enroll one</Link>}
@@ -35,16 +26,16 @@ export default function MachinesPage() {
       <div className="grid">
         {machines.data?.machines.map((m) => (
           <article key={m.id} className="card machine" data-testid="machine">
-            <header>
-              <span className={m.online ? 'dot online' : 'dot'} aria-hidden="true" />
-              <h2 data-testid="machine-name">{m.name}</h2>
-              <span className={m.online ? 'badge ok' : 'badge'}>{m.online ? 'online' : 'offline'}</span>
-            </header>
+            <MachineName machine={m} mayRename={mayRename} />
             <dl>
               <dt>Host</dt>
-              <dd data-testid="machine-hostname">{m.hostname ?? '—'}</dd>
+              <dd data-testid="machine-hostname">{m.hostname === null ? '—' : <VisibleText text={m.hostname} />}</dd>
               <dt>OS</dt>
-              <dd>{[m.os, m.os_release, m.arch].filter(Boolean).join(' · ') || '—'}</dd>
+              <dd data-testid="machine-os">
+                <VisibleText text={[m.os, m.os_release, m.arch].filter(Boolean).join(' · ') || '—'} />
+              </dd>
+              <dt>Agent</dt>
+              <dd>{m.agent_version === null ? '—' : <VisibleText text={m.agent_version} />}</dd>
               <dt>Last seen</dt>
               <dd>
                 <When at={m.last_seen_at} never="never" />
@@ -54,7 +45,9 @@ export default function MachinesPage() {
               {m.labels.length > 0 && (
                 <>
                   <dt>Labels</dt>
-                  <dd>{m.labels.join(', ')}</dd>
+                  <dd>
+                    <VisibleText text={m.labels.join(', ')} />
+                  </dd>
                 </>
               )}
             </dl>
@@ -66,37 +59,67 @@ export default function MachinesPage() {
   );
 }
 
-function Ceiling({ machine }: { machine: MachineRow }) {
+/** The machine's name and whether it is online. */
+function MachineName({ machine: m }: { machine: MachineView; mayRename: boolean }) {
+  return (
+    <header>
+      <span className={m.online ? 'dot online' : 'dot'} aria-hidden="true" />
+      <h2 data-testid="machine-name">
+        <VisibleText text={m.name} />
+      </h2>
+      <span className={m.online ? 'badge ok' : 'badge'}>{m.online ? 'online' : 'offline'}</span>
+    </header>
+  );
+}
+
+const sourceWords: Record<string, string> = {
+  file: 'from /etc/letkite/ceiling.toml',
+  defaults: 'the defaults: no ceiling.toml on the machine',
+  error: 'failing closed',
+};
+
+/** The effective ceiling as rows in words; the lists behind a row (paths, rules) open below it. */
+function Ceiling({ machine }: { machine: MachineView }) {
   if (machine.ceiling_error) {
     return (
-      <p className="error">
-        Ceiling invalid — the machine refuses everything: <span>{machine.ceiling_error}</span>
+      <p className="error" data-testid="ceiling-error">
+        Ceiling invalid — the machine refuses everything: <VisibleText text={machine.ceiling_error} />
       </p>
     );
   }
   const c = machine.ceiling;
   if (!c) return <p className="hint">No ceiling reported yet.</p>;
-  const item = (label: string, value: unknown) => (
-    <li key={label}>
-      <span className="label">{label}</span> <span>{typeof value === 'string' ? value : JSON.stringify(value)}</span>
-    </li>
-  );
+  const rows = ceilingRows(c);
+  const source = machine.ceiling_source;
   return (
     <details className="ceiling">
       <summary>
         Effective ceiling: shell <strong>{String(c.shell ?? '?')}</strong>, screen{' '}
         <strong>{String(c.gui ?? '?')}</strong>
-        {machine.ceiling_source ? ` (${machine.ceiling_source})` : ''}
       </summary>
-      <ul>
-        {item('commands', c.commands_mode)}
-        {item('run as', c.run_as)}
-        {item('files', c.files)}
-        {item('deny', c.deny)}
-        {item('terminals', c.terminals)}
-        {item('transfers', c.transfers)}
-        {item('tunnels', c.tunnel_targets)}
-      </ul>
+      {source && <p className="hint">{sourceWords[source] ?? source}</p>}
+      <dl className="ceiling-rows" data-testid="ceiling-rows">
+        {rows.map((r) => (
+          <div key={r.key} className="ceiling-row">
+            <dt>{r.label}</dt>
+            <dd>
+              <VisibleText text={r.value} />
+              {r.items.length > 0 && (
+                <ul>
+                  {r.items.map((item, i) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: a ceiling list's entries may repeat
+                    <li key={i}>
+                      <code>
+                        <VisibleText text={item} />
+                      </code>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </dd>
+          </div>
+        ))}
+      </dl>
     </details>
   );
 }

@@ -1,50 +1,32 @@
+import { memberEndpoints, type Role, roleEndpoints } from '@letkite/protocol/api';
 import { useState } from 'react';
-import { api, can } from '../api';
+import { can } from '../api';
+import { useApiMutation, useApiQuery } from '../queries';
 import { useSession } from '../session';
-import { ErrorNote, Field, Page, Secret, useAction, useLoad, When } from '../ui';
-
-interface Member {
-  id: string;
-  name: string;
-  email: string | null;
-  role: string;
-  custom_role: { id: string; name: string } | null;
-  joined_at: string;
-  has_passkey: boolean;
-  has_password: boolean;
-}
-interface Invitation {
-  id: string;
-  email: string;
-  role: string;
-  expires_at: string;
-}
-interface CustomRole {
-  id: string;
-  name: string;
-  permissions: string[];
-}
+import { ErrorNote, errorText, Field, Page, Secret, When } from '../ui';
 
 /** A role choice: a built-in role, or `member` with a custom role (`custom:<id>`). */
 function roleValue(role: string, custom: { id: string } | null): string {
   return custom ? `custom:${custom.id}` : role;
 }
-function parseRole(value: string): { role: string; custom_role_id: string | null } {
-  return value.startsWith('custom:')
-    ? { role: 'member', custom_role_id: value.slice(7) }
-    : { role: value, custom_role_id: null };
+function parseRole(value: string): { role: Role; custom_role_id: string | null } {
+  if (value.startsWith('custom:')) return { role: 'member', custom_role_id: value.slice(7) };
+  return { role: value === 'owner' || value === 'admin' ? value : 'member', custom_role_id: null };
 }
 
 export default function MembersPage() {
   const { session } = useSession();
-  const data = useLoad(() => api<{ members: Member[]; invitations: Invitation[] }>('GET', '/api/members'));
-  const roles = useLoad(() => api<{ roles: CustomRole[] }>('GET', '/api/roles'));
+  const allowed = can(session.user, 'members.manage');
+  const data = useApiQuery(memberEndpoints.list, undefined, { enabled: allowed });
+  const roles = useApiQuery(roleEndpoints.list, undefined, { enabled: allowed });
+  const invalidates = [memberEndpoints.list];
+  const invite = useApiMutation(memberEndpoints.invite, { invalidates });
+  const changeRole = useApiMutation(memberEndpoints.changeRole, { invalidates });
+  const remove = useApiMutation(memberEndpoints.remove, { invalidates });
+  const withdraw = useApiMutation(memberEndpoints.withdrawInvitation, { invalidates });
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
-  const [link, setLink] = useState<string | null>(null);
-  const [sentTo, setSentTo] = useState<string | null>(null);
-  const action = useAction();
-  if (!can(session.user, 'members.manage')) {
+  if (!allowed) {
     return (
       <Page title="Members">
         <p className="empty">Managing members needs the members.manage permission.</p>
@@ -63,22 +45,15 @@ export default function MembersPage() {
       ))}
     </>
   );
+  const invited = invite.data;
+  const changeError = changeRole.error ?? remove.error ?? withdraw.error;
   return (
     <Page title="Members" intro="People in this account and what they may do.">
       <form
         className="card inline-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void action.run(async () => {
-            const r = await api<{ sent: boolean; link?: string }>('POST', '/api/invitations', {
-              email,
-              ...parseRole(role),
-            });
-            setLink(r.link ?? null);
-            setSentTo(r.sent ? email : null);
-            setEmail('');
-            data.reload();
-          });
+          invite.mutate({ email, ...parseRole(role) }, { onSuccess: () => setEmail('') });
         }}
       >
         <h2>Invite someone</h2>
@@ -90,59 +65,61 @@ export default function MembersPage() {
             {roleOptions}
           </select>
         </Field>
-        <button type="submit" className="primary" disabled={action.busy}>
+        <button type="submit" className="primary" disabled={invite.isPending}>
           Send invitation
         </button>
-        <ErrorNote error={action.error} />
-        {sentTo && <p className="ok">Invitation e-mailed to {sentTo}.</p>}
-        {link && <Secret label="No mail server is set up: send this link yourself" value={link} testId="invite-link" />}
+        <ErrorNote error={errorText(invite.error)} />
+        {invited?.sent && <p className="ok">Invitation e-mailed to {invited.email}.</p>}
+        {invited?.link && (
+          <Secret label="No mail server is set up: send this link yourself" value={invited.link} testId="invite-link" />
+        )}
       </form>
-      <ErrorNote error={data.error} />
+      <ErrorNote error={errorText(data.error ?? changeError)} />
       <div className="table-wrap">
-        <table>
+        <table className="stack-on-phone">
           <thead>
             <tr>
               <th>Name</th>
               <th>E-mail</th>
               <th>Role</th>
               <th>Sign-in</th>
-              <th />
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {data.data?.members.map((m) => (
               <tr key={m.id} data-testid="member-row">
-                <td>{m.name}</td>
-                <td>{m.email}</td>
-                <td>
+                <td data-label="Name">
+                  <strong>{m.name}</strong>
+                </td>
+                <td data-label="E-mail" className="wrap">
+                  {m.email ?? '—'}
+                </td>
+                <td data-label="Role">
                   <select
                     aria-label={`Role of ${m.name}`}
                     value={roleValue(m.role, m.custom_role)}
-                    onChange={(e) =>
-                      action.run(async () => {
-                        await api('PATCH', `/api/members/${m.id}`, parseRole(e.target.value));
-                        data.reload();
-                      })
-                    }
+                    disabled={changeRole.isPending}
+                    onChange={(e) => changeRole.mutate({ user_id: m.id, ...parseRole(e.target.value) })}
                   >
                     {m.role === 'owner' && session.user?.role !== 'owner' && <option value="owner">owner</option>}
                     {roleOptions}
                   </select>
                 </td>
-                <td>
+                <td data-label="Sign-in">
                   {[m.has_passkey && 'passkey', m.has_password && 'password + TOTP'].filter(Boolean).join(', ') || '—'}
                 </td>
-                <td>
+                <td data-label="" className="row-actions">
                   {m.id !== session.user?.id && (
                     <button
                       type="button"
                       className="danger small"
+                      disabled={remove.isPending}
                       onClick={() =>
                         window.confirm(`Remove ${m.name} from the account? Their sessions and tokens end now.`) &&
-                        action.run(async () => {
-                          await api('DELETE', `/api/members/${m.id}`);
-                          data.reload();
-                        })
+                        remove.mutate({ user_id: m.id })
                       }
                     >
                       Remove
@@ -166,12 +143,8 @@ export default function MembersPage() {
                 <button
                   type="button"
                   className="small"
-                  onClick={() =>
-                    action.run(async () => {
-                      await api('DELETE', `/api/invitations/${i.id}`);
-                      data.reload();
-                    })
-                  }
+                  disabled={withdraw.isPending}
+                  onClick={() => withdraw.mutate({ id: i.id })}
                 >
                   Withdraw
                 </button>

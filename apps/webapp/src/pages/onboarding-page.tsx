@@ -1,17 +1,9 @@
 import { useEffect, useState } from 'react';
-import { api } from '../api';
+import { client } from '../api';
 import { registerPasskey } from '../passkeys';
 import { Link, navigate } from '../router';
 import { useSession } from '../session';
 import { ErrorNote, Field, Secret, useAction, useLoad } from '../ui';
-
-interface Ticket {
-  kind: 'setup' | 'invitation';
-  account_name: string;
-  role: string;
-  email: string | null;
-  existing_user: boolean;
-}
 
 /**
  * First-run owner setup (`/setup#token`) and accepting an invitation (`/invite#token`). The token travels in the
@@ -20,7 +12,8 @@ interface Ticket {
 export default function OnboardingPage() {
   const [token] = useState(() => window.location.hash.slice(1));
   const { session, refresh } = useSession();
-  const ticket = useLoad(() => api<Ticket>('POST', '/api/onboard/inspect', { token }));
+  // POSTs with effects (the TOTP secret below is a fresh challenge), so these are loads, not cached queries.
+  const ticket = useLoad(() => client.onboarding.inspect({ token }));
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [method, setMethod] = useState<'passkey' | 'password'>('passkey');
@@ -81,7 +74,7 @@ export default function OnboardingPage() {
               disabled={action.busy}
               onClick={() =>
                 action.run(async () => {
-                  await api('POST', '/api/invitations/accept', { token });
+                  await client.onboarding.acceptInvitation({ token });
                   await refresh();
                   navigate('/');
                 })
@@ -183,9 +176,7 @@ function PasswordSetup(props: {
   email: string;
   onDone: (codes: string[]) => Promise<void>;
 }) {
-  const totp = useLoad(() =>
-    api<{ challenge_id: string; secret: string; uri: string }>('POST', '/api/onboard/totp', { token: props.token }),
-  );
+  const totp = useLoad(() => client.onboarding.totp({ token: props.token }));
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const action = useAction();
@@ -198,7 +189,7 @@ function PasswordSetup(props: {
       onSubmit={(e) => {
         e.preventDefault();
         void action.run(async () => {
-          const r = await api<{ recovery_codes: string[] }>('POST', '/api/onboard/password', {
+          const r = await client.onboarding.completeWithPassword({
             token: props.token,
             challenge_id,
             name: props.name,

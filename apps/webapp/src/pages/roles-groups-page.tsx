@@ -1,19 +1,17 @@
+import {
+  type GroupView,
+  groupEndpoints,
+  machineListEndpoints,
+  memberEndpoints,
+  type Permission,
+  roleEndpoints,
+} from '@letkite/protocol/api';
 import { useState } from 'react';
-import { api, can } from '../api';
+import { can } from '../api';
+import { useApiMutation, useApiQuery } from '../queries';
 import { useSession } from '../session';
-import { ErrorNote, Field, Page, useAction, useLoad } from '../ui';
-
-interface CustomRole {
-  id: string;
-  name: string;
-  permissions: string[];
-}
-interface Group {
-  id: string;
-  name: string;
-  memberIds: string[];
-  machineIds: string[];
-}
+import { ErrorNote, errorText, Field, Page } from '../ui';
+import { VisibleText } from '../visible-value';
 
 export default function RolesGroupsPage() {
   const { session } = useSession();
@@ -33,11 +31,14 @@ export default function RolesGroupsPage() {
 }
 
 function Roles() {
-  const data = useLoad(() => api<{ permissions: string[]; roles: CustomRole[] }>('GET', '/api/roles'));
+  const data = useApiQuery(roleEndpoints.list);
+  // A role's name shows in the members page's choices too.
+  const invalidates = [roleEndpoints.list, memberEndpoints.list];
+  const create = useApiMutation(roleEndpoints.create, { invalidates });
+  const remove = useApiMutation(roleEndpoints.remove, { invalidates });
   const [name, setName] = useState('');
-  const [perms, setPerms] = useState<string[]>([]);
-  const action = useAction();
-  const toggle = (p: string) => setPerms((ps) => (ps.includes(p) ? ps.filter((x) => x !== p) : [...ps, p]));
+  const [perms, setPerms] = useState<Permission[]>([]);
+  const toggle = (p: Permission) => setPerms((ps) => (ps.includes(p) ? ps.filter((x) => x !== p) : [...ps, p]));
   return (
     <section>
       <h2>Custom roles</h2>
@@ -45,7 +46,7 @@ function Roles() {
         Owners and admins hold every permission; members can see machines and connect AI clients. A custom role gives a
         member exactly the permissions ticked.
       </p>
-      <ErrorNote error={data.error ?? action.error} />
+      <ErrorNote error={errorText(data.error ?? create.error ?? remove.error)} />
       <ul className="list">
         {data.data?.roles.map((r) => (
           <li key={r.id}>
@@ -55,12 +56,8 @@ function Roles() {
             <button
               type="button"
               className="danger small"
-              onClick={() =>
-                action.run(async () => {
-                  await api('DELETE', `/api/roles/${r.id}`);
-                  data.reload();
-                })
-              }
+              disabled={remove.isPending}
+              onClick={() => remove.mutate({ id: r.id })}
             >
               Delete
             </button>
@@ -71,12 +68,15 @@ function Roles() {
         className="card"
         onSubmit={(e) => {
           e.preventDefault();
-          void action.run(async () => {
-            await api('POST', '/api/roles', { name, permissions: perms });
-            setName('');
-            setPerms([]);
-            data.reload();
-          });
+          create.mutate(
+            { name, permissions: perms },
+            {
+              onSuccess: () => {
+                setName('');
+                setPerms([]);
+              },
+            },
+          );
         }}
       >
         <Field label="New role name">
@@ -90,7 +90,7 @@ function Roles() {
             </label>
           ))}
         </fieldset>
-        <button type="submit" disabled={action.busy}>
+        <button type="submit" disabled={create.isPending}>
           Create role
         </button>
       </form>
@@ -98,35 +98,40 @@ function Roles() {
   );
 }
 
+const blank: GroupView = { id: '', name: '', member_ids: [], machine_ids: [] };
+
 function Groups() {
-  const groups = useLoad(() => api<{ groups: Group[] }>('GET', '/api/groups'));
-  const members = useLoad(() => api<{ members: { id: string; name: string }[] }>('GET', '/api/members'));
-  const machines = useLoad(() => api<{ machines: { id: string; name: string }[] }>('GET', '/api/machines'));
-  const [editing, setEditing] = useState<Group | null>(null);
-  const action = useAction();
-  const blank: Group = { id: '', name: '', memberIds: [], machineIds: [] };
-  const save = (g: Group) =>
-    action.run(async () => {
-      const body = { name: g.name, member_ids: g.memberIds, machine_ids: g.machineIds };
-      if (g.id) await api('PUT', `/api/groups/${g.id}`, body);
-      else await api('POST', '/api/groups', body);
-      setEditing(null);
-      groups.reload();
-    });
+  const groups = useApiQuery(groupEndpoints.list);
+  const members = useApiQuery(memberEndpoints.list);
+  const machines = useApiQuery(machineListEndpoints.list);
+  // A group's claims change who reaches which machine: the machine lists show "claimed by".
+  const invalidates = [groupEndpoints.list, machineListEndpoints.list];
+  const create = useApiMutation(groupEndpoints.create, { invalidates });
+  const update = useApiMutation(groupEndpoints.update, { invalidates });
+  const remove = useApiMutation(groupEndpoints.remove, { invalidates });
+  const [editing, setEditing] = useState<GroupView | null>(null);
+  const save = (g: GroupView) => {
+    const body = { name: g.name, member_ids: g.member_ids, machine_ids: g.machine_ids };
+    const done = { onSuccess: () => setEditing(null) };
+    if (g.id) update.mutate({ id: g.id, ...body }, done);
+    else create.mutate(body, done);
+  };
   const nameOf = (list: { id: string; name: string }[] | undefined, id: string) =>
     list?.find((x) => x.id === id)?.name ?? id;
   return (
     <section>
       <h2>Groups</h2>
       <p className="intro">A group can claim machines: then only its members (and owners and admins) reach them.</p>
-      <ErrorNote error={groups.error ?? action.error} />
+      <ErrorNote error={errorText(groups.error ?? create.error ?? update.error ?? remove.error)} />
       <ul className="list">
         {groups.data?.groups.map((g) => (
           <li key={g.id} data-testid="group-row">
             <span>
               <strong>{g.name}</strong> — members:{' '}
-              {g.memberIds.map((id) => nameOf(members.data?.members, id)).join(', ') || 'none'}; claims:{' '}
-              {g.machineIds.map((id) => nameOf(machines.data?.machines, id)).join(', ') || 'no machines'}
+              {g.member_ids.map((id) => nameOf(members.data?.members, id)).join(', ') || 'none'}; claims:{' '}
+              <VisibleText
+                text={g.machine_ids.map((id) => nameOf(machines.data?.machines, id)).join(', ') || 'no machines'}
+              />
             </span>
             <span className="actions">
               <button type="button" className="small" onClick={() => setEditing(g)}>
@@ -135,12 +140,8 @@ function Groups() {
               <button
                 type="button"
                 className="danger small"
-                onClick={() =>
-                  action.run(async () => {
-                    await api('DELETE', `/api/groups/${g.id}`);
-                    groups.reload();
-                  })
-                }
+                disabled={remove.isPending}
+                onClick={() => remove.mutate({ id: g.id })}
               >
                 Delete
               </button>
@@ -153,7 +154,7 @@ function Groups() {
           group={editing}
           members={members.data?.members ?? []}
           machines={machines.data?.machines ?? []}
-          busy={action.busy}
+          busy={create.isPending || update.isPending}
           onSave={save}
           onCancel={() => setEditing(null)}
         />
@@ -167,15 +168,15 @@ function Groups() {
 }
 
 function GroupForm(props: {
-  group: Group;
+  group: GroupView;
   members: { id: string; name: string }[];
   machines: { id: string; name: string }[];
   busy: boolean;
-  onSave: (g: Group) => void;
+  onSave: (g: GroupView) => void;
   onCancel: () => void;
 }) {
   const [g, setG] = useState(props.group);
-  const toggle = (key: 'memberIds' | 'machineIds', id: string) =>
+  const toggle = (key: 'member_ids' | 'machine_ids', id: string) =>
     setG((x) => ({ ...x, [key]: x[key].includes(id) ? x[key].filter((y) => y !== id) : [...x[key], id] }));
   return (
     <form
@@ -192,7 +193,7 @@ function GroupForm(props: {
         <legend>Members</legend>
         {props.members.map((m) => (
           <label key={m.id}>
-            <input type="checkbox" checked={g.memberIds.includes(m.id)} onChange={() => toggle('memberIds', m.id)} />{' '}
+            <input type="checkbox" checked={g.member_ids.includes(m.id)} onChange={() => toggle('member_ids', m.id)} />{' '}
             {m.name}
           </label>
         ))}
@@ -201,8 +202,12 @@ function GroupForm(props: {
         <legend>Claimed machines</legend>
         {props.machines.map((m) => (
           <label key={m.id}>
-            <input type="checkbox" checked={g.machineIds.includes(m.id)} onChange={() => toggle('machineIds', m.id)} />{' '}
-            {m.name}
+            <input
+              type="checkbox"
+              checked={g.machine_ids.includes(m.id)}
+              onChange={() => toggle('machine_ids', m.id)}
+            />{' '}
+            <VisibleText text={m.name} />
           </label>
         ))}
       </fieldset>

@@ -1,23 +1,11 @@
+import { type RecoveryCodesResponse, securityEndpoints, type TotpSetupResponse } from '@letkite/protocol/api';
 import { useState } from 'react';
-import { api } from '../api';
-import { approverTomlEntry, type PasskeyPublicKey, registerPasskey } from '../passkeys';
+import { client } from '../api';
+import { approverTomlEntry, registerPasskey } from '../passkeys';
+import { useApiQuery } from '../queries';
 import { navigate } from '../router';
 import { useSession } from '../session';
-import { ErrorNote, Field, Page, Secret, useAction, useLoad, When } from '../ui';
-
-interface Passkey extends PasskeyPublicKey {
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-interface SessionRow {
-  id: string;
-  method: string;
-  user_agent: string | null;
-  created_at: string;
-  last_seen_at: string;
-  current: boolean;
-}
+import { ErrorNote, errorText, Field, Page, Secret, useAction, When } from '../ui';
 
 export default function SecurityPage() {
   return (
@@ -30,7 +18,7 @@ export default function SecurityPage() {
 }
 
 function Passkeys() {
-  const list = useLoad(() => api<{ passkeys: Passkey[] }>('GET', '/api/me/passkeys'));
+  const list = useApiQuery(securityEndpoints.passkeys);
   const { refresh, session } = useSession();
   const [name, setName] = useState('');
   const action = useAction();
@@ -49,8 +37,8 @@ function Passkeys() {
               className="danger small"
               onClick={() =>
                 action.run(async () => {
-                  await api('DELETE', `/api/me/passkeys/${encodeURIComponent(p.id)}`);
-                  list.reload();
+                  await client.security.removePasskey({ id: p.id });
+                  await list.refetch();
                   await refresh();
                 })
               }
@@ -80,7 +68,7 @@ function Passkeys() {
           void action.run(async () => {
             await registerPasskey('/api/me/passkeys/options', '/api/me/passkeys', { name: name || 'Passkey' });
             setName('');
-            list.reload();
+            await list.refetch();
             await refresh();
           });
         }}
@@ -92,17 +80,17 @@ function Passkeys() {
           Add a passkey
         </button>
       </form>
-      <ErrorNote error={action.error ?? list.error} />
+      <ErrorNote error={action.error ?? errorText(list.error)} />
     </section>
   );
 }
 
 function PasswordTotp() {
   const { session, refresh } = useSession();
-  const [setup, setSetup] = useState<{ challenge_id: string; secret: string; uri: string } | null>(null);
+  const [setup, setSetup] = useState<TotpSetupResponse | null>(null);
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
-  const [codes, setCodes] = useState<string[] | null>(null);
+  const [codes, setCodes] = useState<RecoveryCodesResponse['recovery_codes'] | null>(null);
   const action = useAction();
   const has = session.credentials?.password ?? false;
   return (
@@ -128,11 +116,7 @@ function PasswordTotp() {
           onSubmit={(e) => {
             e.preventDefault();
             void action.run(async () => {
-              const r = await api<{ recovery_codes: string[] }>('POST', '/api/me/password', {
-                challenge_id: setup.challenge_id,
-                password,
-                code,
-              });
+              const r = await client.security.setPassword({ challenge_id: setup.challenge_id, password, code });
               setCodes(r.recovery_codes);
               setSetup(null);
               await refresh();
@@ -167,10 +151,7 @@ function PasswordTotp() {
         </form>
       ) : (
         <div className="actions">
-          <button
-            type="button"
-            onClick={() => action.run(async () => setSetup(await api('POST', '/api/me/password/totp', {})))}
-          >
+          <button type="button" onClick={() => action.run(async () => setSetup(await client.security.beginPassword()))}>
             {has ? 'Replace password and authenticator' : 'Set up password and authenticator'}
           </button>
           {has && (
@@ -179,7 +160,7 @@ function PasswordTotp() {
               className="danger"
               onClick={() =>
                 action.run(async () => {
-                  await api('DELETE', '/api/me/password');
+                  await client.security.removePassword();
                   await refresh();
                 })
               }
@@ -195,7 +176,7 @@ function PasswordTotp() {
 }
 
 function Sessions() {
-  const list = useLoad(() => api<{ sessions: SessionRow[] }>('GET', '/api/me/sessions'));
+  const list = useApiQuery(securityEndpoints.sessions);
   const { refresh } = useSession();
   const action = useAction();
   return (
@@ -218,11 +199,11 @@ function Sessions() {
               className="danger small"
               onClick={() =>
                 action.run(async () => {
-                  await api('DELETE', `/api/me/sessions/${s.id}`);
+                  await client.security.revokeSession({ id: s.id });
                   if (s.current) {
                     await refresh();
                     navigate('/sign-in');
-                  } else list.reload();
+                  } else await list.refetch();
                 })
               }
             >
@@ -231,7 +212,7 @@ function Sessions() {
           </li>
         ))}
       </ul>
-      <ErrorNote error={action.error ?? list.error} />
+      <ErrorNote error={action.error ?? errorText(list.error)} />
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api } from '../api';
+import { client } from '../api';
 import { signInWithPasskey } from '../passkeys';
 import { navigate } from '../router';
 import { useSession } from '../session';
@@ -50,7 +50,7 @@ export default function SignInPage() {
         onSubmit={(e) => {
           e.preventDefault();
           void form.run(async () => {
-            await api('POST', '/api/auth/password', { email, password, code });
+            await client.session.signInWithPassword({ email, password, code });
             await done();
           });
         }}

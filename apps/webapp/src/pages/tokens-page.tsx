@@ -1,30 +1,18 @@
+import { machineListEndpoints, tokenEndpoints } from '@letkite/protocol/api';
 import { useState } from 'react';
-import { api, can } from '../api';
+import { can } from '../api';
+import { useApiMutation, useApiQuery } from '../queries';
 import { useSession } from '../session';
-import { ErrorNote, Field, Page, Secret, useAction, useLoad, When } from '../ui';
-
-interface TokenRow {
-  id: string;
-  name: string;
-  user_id: string;
-  grant: { policy: unknown; machines: '*' | string[]; scopes: '*' | string[] };
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
-
-interface ToolGroup {
-  name: string;
-  label: string;
-  tools: string[];
-}
+import { ErrorNote, errorText, Field, Page, Secret, When } from '../ui';
+import { VisibleText } from '../visible-value';
 
 export default function TokensPage() {
   const { session } = useSession();
-  const tokens = useLoad(() => api<{ tokens: TokenRow[] }>('GET', '/api/tokens'));
-  const machines = useLoad(() => api<{ machines: { id: string; name: string }[] }>('GET', '/api/machines'));
-  const groups = useLoad(() => api<{ base_tools: string[]; groups: ToolGroup[] }>('GET', '/api/tool-groups'));
+  const tokens = useApiQuery(tokenEndpoints.list);
+  const machines = useApiQuery(machineListEndpoints.list);
+  const groups = useApiQuery(tokenEndpoints.toolGroups);
+  const create = useApiMutation(tokenEndpoints.create, { invalidates: [tokenEndpoints.list] });
+  const revoke = useApiMutation(tokenEndpoints.revoke, { invalidates: [tokenEndpoints.list] });
   const [name, setName] = useState('');
   const [policy, setPolicy] = useState('read-only');
   const [expires, setExpires] = useState('30d');
@@ -40,8 +28,7 @@ export default function TokensPage() {
           ...(groups.data?.base_tools ?? []),
           ...(groups.data?.groups.filter((g) => chosenGroups.includes(g.name)).flatMap((g) => g.tools) ?? []),
         ];
-  const [created, setCreated] = useState<string | null>(null);
-  const action = useAction();
+  const created = create.data?.token ?? null;
   return (
     <Page title="API tokens" intro="A token lets an MCP client act as you, bounded by the policy chosen here.">
       {can(session.user, 'clients.connect') ? (
@@ -49,20 +36,22 @@ export default function TokensPage() {
           className="card inline-form"
           onSubmit={(e) => {
             e.preventDefault();
-            void action.run(async () => {
-              const r = await api<{ token: string }>('POST', '/api/tokens', {
+            create.mutate(
+              {
                 name,
                 policy,
                 machines: chosenMachines ?? '*',
                 scopes: scopes(),
                 ...(expires ? { expires } : {}),
-              });
-              setCreated(r.token);
-              setName('');
-              setChosenMachines(null);
-              setChosenGroups(null);
-              tokens.reload();
-            });
+              },
+              {
+                onSuccess: () => {
+                  setName('');
+                  setChosenMachines(null);
+                  setChosenGroups(null);
+                },
+              },
+            );
           }}
         >
           <h2>New token</h2>
@@ -105,7 +94,7 @@ export default function TokensPage() {
                     checked={chosenMachines.includes(m.id)}
                     onChange={() => setChosenMachines(toggle(chosenMachines, m.id))}
                   />{' '}
-                  {m.name}
+                  <VisibleText text={m.name} />
                 </label>
               ))}
           </fieldset>
@@ -151,14 +140,14 @@ export default function TokensPage() {
               <option value="">never</option>
             </select>
           </Field>
-          <button type="submit" className="primary" disabled={action.busy}>
+          <button type="submit" className="primary" disabled={create.isPending}>
             Create token
           </button>
         </form>
       ) : (
         <p className="empty">Creating tokens needs the clients.connect permission.</p>
       )}
-      <ErrorNote error={action.error ?? tokens.error} />
+      <ErrorNote error={errorText(create.error ?? revoke.error ?? tokens.error)} />
       {created && <Secret label="Your new token (shown once)" value={created} testId="new-token" />}
       <ul className="list">
         {tokens.data?.tokens.map((t) => (
@@ -183,12 +172,8 @@ export default function TokensPage() {
               <button
                 type="button"
                 className="danger small"
-                onClick={() =>
-                  action.run(async () => {
-                    await api('DELETE', `/api/tokens/${t.id}`);
-                    tokens.reload();
-                  })
-                }
+                disabled={revoke.isPending}
+                onClick={() => revoke.mutate({ id: t.id })}
               >
                 Revoke
               </button>

@@ -1,10 +1,13 @@
+import { approvalEndpoints } from '@letkite/protocol/api';
 import { startAuthentication } from '@simplewebauthn/browser';
+import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { api } from '../../api';
+import { client } from '../../api';
+import { queryKeyOf, useApiQuery } from '../../queries';
 import { Link } from '../../router';
-import { ErrorNote, Field, useAction, useLoad, When } from '../../ui';
+import { ErrorNote, errorText, Field, useAction, When } from '../../ui';
+import { VisibleText, VisibleValue } from '../../visible-value';
 import { type ApprovalView, statusLabel, timeLeft } from './approval-types';
-import { VisibleText, VisibleValue } from './visible-value';
 import './approvals.css';
 
 type AuthOptions = Parameters<typeof startAuthentication>[0]['optionsJSON'];
@@ -37,7 +40,8 @@ function Reason(props: { reason: ApprovalView['reason'] }) {
  */
 export default function ApprovalPage(props: { params: Record<string, string> }) {
   const id = props.params.id ?? '';
-  const loaded = useLoad(() => api<{ approval: ApprovalView }>('GET', `/api/approvals/${encodeURIComponent(id)}`));
+  const loaded = useApiQuery(approvalEndpoints.get, { id });
+  const queryClient = useQueryClient();
   const [now, setNow] = useState(Date.now());
   const [code, setCode] = useState('');
   const action = useAction();
@@ -47,34 +51,29 @@ export default function ApprovalPage(props: { params: Record<string, string> }) 
   }, []);
 
   const a = loaded.data?.approval;
-  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (loaded.error) return <ErrorNote error={errorText(loaded.error)} />;
   if (!a) return <p aria-busy="true">Loading…</p>;
   const left = timeLeft(a.expires_at, now);
   const decidable = a.can_decide && a.status === 'pending' && left !== null;
-  const path = `/api/approvals/${encodeURIComponent(a.id)}`;
-
+  // A decision answers the request as it now is: show it, and let the lists and the badge count again.
+  const decided = async (next: { approval: ApprovalView }) => {
+    queryClient.setQueryData(queryKeyOf(approvalEndpoints.get, { id }), next);
+    await queryClient.invalidateQueries({ queryKey: queryKeyOf(approvalEndpoints.list) });
+  };
   const approveWithPasskey = () =>
     action.run(async () => {
-      const { challenge, options } = await api<{ challenge: string; options: AuthOptions }>(
-        'POST',
-        `${path}/passkey-options`,
-        {},
+      const { challenge, options } = await client.approvals.passkeyOptions({ id: a.id });
+      const response = await startAuthentication({ optionsJSON: options as unknown as AuthOptions });
+      await decided(
+        await client.approvals.approve({ id: a.id, method: 'passkey', challenge, response: { ...response } }),
       );
-      const response = await startAuthentication({ optionsJSON: options });
-      await api('POST', `${path}/approve`, { method: 'passkey', challenge, response });
-      loaded.reload();
     });
   const approveWithCode = () =>
     action.run(async () => {
-      await api('POST', `${path}/approve`, { method: 'totp', code });
+      await decided(await client.approvals.approve({ id: a.id, method: 'totp', code }));
       setCode('');
-      loaded.reload();
     });
-  const deny = () =>
-    action.run(async () => {
-      await api('POST', `${path}/deny`, {});
-      loaded.reload();
-    });
+  const deny = () => action.run(async () => decided(await client.approvals.deny({ id: a.id })));
 
   return (
     <article className="approval" data-status={a.status}>
@@ -83,7 +82,11 @@ export default function ApprovalPage(props: { params: Record<string, string> }) 
         {a.status === 'pending' && left && <span className="time-left"> · {left} left</span>}
       </p>
       <h1>
-        Run <code>{a.tool}</code> on <b>{a.machine.name}</b>?
+        Run <code>{a.tool}</code> on{' '}
+        <b>
+          <VisibleText text={a.machine.name} />
+        </b>
+        ?
       </h1>
 
       <section className="card">
@@ -107,7 +110,7 @@ export default function ApprovalPage(props: { params: Record<string, string> }) 
         <dl className="facts">
           <dt>Machine</dt>
           <dd>
-            {a.machine.name} <span className="hint">{a.machine.id}</span>
+            <VisibleText text={a.machine.name} /> <span className="hint">{a.machine.id}</span>
           </dd>
           <dt>Requested by</dt>
           <dd>{a.requester.name}’s AI connection</dd>

@@ -1,32 +1,8 @@
-/** An approval request as `GET /api/approvals/:id` returns it (apps/gateway/src/approvals/approval-view.ts). */
-export interface ApprovalView {
-  id: string;
-  status: 'pending' | 'approved' | 'denied' | 'expired' | 'used';
-  tool: string;
-  machine: { id: string; name: string };
-  args: Record<string, unknown>;
-  requester: { id: string; name: string };
-  client_name_declared: string | null;
-  reason:
-    | { kind: 'command_rule'; rules: { command: string[]; layer: string; message: string }[] }
-    | { kind: 'policy_tool'; policy: string; tool: string };
-  policy: string;
-  approvers: 'connector' | 'any_admin' | 'four_eyes';
-  asked: string[];
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-  decided_by: string | null;
-  decided_with: 'passkey' | 'totp' | 'session' | null;
-  used_at: string | null;
-  /** The machine checks approvals itself: only a passkey can approve (no authenticator code). */
-  passkey_only: boolean;
-  passkey_only_reason: string | null;
-  can_decide: boolean;
-  why_not: string | null;
-}
+import type { ApprovalStatus, ApprovalView } from '@letkite/protocol/api';
 
-export const statusLabel: Record<ApprovalView['status'], string> = {
+export type { ApprovalView };
+
+export const statusLabel: Record<ApprovalStatus, string> = {
   pending: 'Waiting for a decision',
   approved: 'Approved (not used yet)',
   used: 'Approved and run',
@@ -43,4 +19,19 @@ export function timeLeft(at: string, now: number): string | null {
   const m = Math.floor((s % 3600) / 60);
   if (h > 0) return `${h} h ${m} min`;
   return m > 0 ? `${m} min ${s % 60} s` : `${s} s`;
+}
+
+/**
+ * What a request would do, in one line for lists: the command (a command line, or argv joined by spaces), else the
+ * path or target it touches. Null when the arguments have none of these; the approval page shows them all anyway.
+ */
+export function approvalSubject(args: Record<string, unknown>): string | null {
+  const { command, argv } = args;
+  if (typeof command === 'string') return command;
+  if (Array.isArray(argv) && argv.every((a) => typeof a === 'string')) return argv.join(' ');
+  for (const key of ['path', 'target', 'to', 'app', 'mac']) {
+    const v = args[key];
+    if (typeof v === 'string') return v;
+  }
+  return null;
 }

@@ -1,8 +1,10 @@
+import { approvalEndpoints } from '@letkite/protocol/api';
 import { useEffect, useState } from 'react';
-import { api } from '../../api';
+import { useApiQuery } from '../../queries';
 import { Link } from '../../router';
-import { ErrorNote, Page, useAction, useLoad, When } from '../../ui';
-import { type ApprovalView, statusLabel } from './approval-types';
+import { ErrorNote, errorText, Page, useAction, When } from '../../ui';
+import { VisibleText } from '../../visible-value';
+import { approvalSubject, statusLabel } from './approval-types';
 import { currentSubscription, pushSupported, subscribeToApprovals, unsubscribeFromApprovals } from './push';
 import './approvals.css';
 
@@ -50,11 +52,8 @@ function PushToggle() {
 /** Approval requests of the account that the signed-in person may see, newest first. */
 export default function ApprovalsPage() {
   const [filter, setFilter] = useState<'pending' | ''>('pending');
-  const list = useLoad(() =>
-    api<{ approvals: ApprovalView[] }>('GET', `/api/approvals${filter ? `?status=${filter}` : ''}`),
-  );
-  // biome-ignore lint/correctness/useExhaustiveDependencies: reload when the filter changes
-  useEffect(() => list.reload(), [filter]);
+  // Each filter is its own cached query: switching tabs shows the last answer at once and refetches behind it.
+  const list = useApiQuery(approvalEndpoints.list, filter ? { status: filter } : {}, { refetchInterval: 15_000 });
   return (
     <Page title="Approvals" intro="Tool calls that wait for a person. Open one to see exactly what would run.">
       <PushToggle />
@@ -70,19 +69,34 @@ export default function ApprovalsPage() {
           All
         </button>
       </div>
-      <ErrorNote error={list.error} />
+      <ErrorNote error={errorText(list.error)} />
       {list.data && list.data.approvals.length === 0 && <p className="hint">Nothing here.</p>}
       <ul className="list approvals-list">
-        {list.data?.approvals.map((a) => (
-          <li key={a.id} data-status={a.status}>
-            <Link to={`/approvals/${a.id}`}>
-              <b>{a.tool}</b> on {a.machine.name}
-            </Link>
-            <span>
-              {statusLabel[a.status]} · {a.requester.name} · <When at={a.created_at} />
-            </span>
-          </li>
-        ))}
+        {list.data?.approvals.map((a) => {
+          const subject = approvalSubject(a.args);
+          return (
+            <li key={a.id} data-status={a.status} data-testid="approval-row">
+              <span className="approval-summary">
+                <Link to={`/approvals/${a.id}`}>
+                  <b data-testid="approval-tool">{a.tool}</b> on{' '}
+                  <span data-testid="approval-machine">
+                    <VisibleText text={a.machine.name} />
+                  </span>
+                </Link>
+                {subject !== null && (
+                  <code className="subject" data-testid="approval-command">
+                    <VisibleText text={subject} />
+                  </code>
+                )}
+              </span>
+              <span className="hint">
+                {statusLabel[a.status]}
+                {a.status === 'pending' && a.can_decide && <strong> · waiting for you</strong>} · {a.requester.name} ·{' '}
+                <When at={a.created_at} />
+              </span>
+            </li>
+          );
+        })}
       </ul>
     </Page>
   );

@@ -1,4 +1,4 @@
-import { api } from '../../api';
+import { client } from '../../api';
 
 /** Whether this browser can receive web push at all (a PWA on iOS must be installed to the home screen first). */
 export function pushSupported(): boolean {
@@ -31,7 +31,7 @@ export async function subscribeToApprovals(): Promise<void> {
   const permission = await Notification.requestPermission();
   if (permission !== 'granted') throw new Error('Notifications are blocked for this site in the browser settings.');
   const reg = await serviceWorker();
-  const { public_key } = await api<{ public_key: string }>('GET', '/api/push/vapid-public-key');
+  const { public_key } = await client.push.vapidPublicKey();
   const existing = await reg.pushManager.getSubscription();
   const sub =
     existing ??
@@ -39,12 +39,16 @@ export async function subscribeToApprovals(): Promise<void> {
       userVisibleOnly: true,
       applicationServerKey: applicationServerKey(public_key),
     }));
-  await api('POST', '/api/push/subscriptions', sub.toJSON());
+  const json = sub.toJSON();
+  await client.push.subscribe({
+    endpoint: json.endpoint ?? sub.endpoint,
+    keys: { p256dh: json.keys?.p256dh ?? '', auth: json.keys?.auth ?? '' },
+  });
 }
 
 export async function unsubscribeFromApprovals(): Promise<void> {
   const sub = await currentSubscription();
   if (!sub) return;
-  await api('DELETE', '/api/push/subscriptions', { endpoint: sub.endpoint });
+  await client.push.unsubscribe({ endpoint: sub.endpoint });
   await sub.unsubscribe();
 }
