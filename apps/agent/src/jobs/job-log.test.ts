@@ -93,4 +93,14 @@ describe('JobLog', () => {
     expect(log.read(1, 10, 10).offset).toBe(2);
     log.close();
   });
+
+  test('a closed log can be closed again, and output arriving after shutdown is dropped without EBADF', () => {
+    const log = JobLog.open(dir());
+    log.append(Buffer.from('kept\n'));
+    log.close();
+    expect(() => log.close()).not.toThrow();
+    expect(() => log.append(Buffer.from('late\n'))).not.toThrow();
+    expect(log.read(0, 100, 10).data.length).toBe(0);
+    expect(log.end).toBe(5);
+  });
 });

@@ -22,6 +22,7 @@ export interface LogPage {
  * most once per `maxBytes / 2` written, so appending stays linear.
  */
 export class JobLog {
+  /** -1 once closed: output arriving after the agent's shutdown (a job's last bytes) has nowhere to go. */
   private fd: number;
   private base: number;
   private size: number;
@@ -61,7 +62,7 @@ export class JobLog {
   }
 
   append(chunk: Buffer): void {
-    if (chunk.length === 0) return;
+    if (chunk.length === 0 || this.fd < 0) return;
     if (chunk.length >= this.maxBytes) {
       // Only the newest maxBytes of this chunk can survive anyway.
       const dropped = this.size + (chunk.length - this.maxBytes);
@@ -80,6 +81,7 @@ export class JobLog {
    * While more output may come (`final` false), a character cut at the very end is left for the next page.
    */
   read(offset: number, size: number, maxLines: number, final = true): LogPage {
+    if (this.fd < 0) return { offset: this.end, nextOffset: this.end, data: Buffer.alloc(0), skippedBytes: 0 };
     const skippedBytes = Math.max(0, this.base - offset);
     let from = Math.min(Math.max(offset, this.base), this.end);
     const want = Math.min(size, this.end - from);
@@ -110,8 +112,15 @@ export class JobLog {
     return { offset: from, nextOffset: from + page.length, data: Buffer.from(page), skippedBytes };
   }
 
+  /**
+   * Closes the file; again is a no-op. Shutdown can reach a log twice (a job's own exit racing the agent's stop,
+   * SIGINT from the terminal and SIGTERM from `letkite start`), and a second closeSync would be EBADF.
+   */
   close(): void {
-    closeSync(this.fd);
+    if (this.fd < 0) return;
+    const fd = this.fd;
+    this.fd = -1;
+    closeSync(fd);
   }
 
   private pathFor(base: number): string {

@@ -88,6 +88,8 @@ export class JobManager {
   private readonly jobs = new Map<string, LiveJob>();
   private readonly root: string;
   private readonly sweeper: NodeJS.Timeout;
+  /** Shutdown runs once, however many signals ask for it. */
+  private closed = false;
 
   constructor(
     stateDir: string,
@@ -193,6 +195,8 @@ export class JobManager {
 
   /** Agent shutdown: running jobs are ended and recorded as lost (their output would go nowhere). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     clearInterval(this.sweeper);
     for (const job of this.jobs.values()) {
       if (job.meta.state === 'running') {

@@ -106,8 +106,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
   });
   await a.start();
   await new Promise<void>((resolve) => {
+    // Ctrl-C under `letkite start` brings SIGINT from the terminal and SIGTERM from the supervisor: stop once.
+    let stopping: Promise<void> | null = null;
     const stop = () => {
-      void a.stop().then(resolve);
+      stopping ??= a.stop();
+      void stopping.then(resolve);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
