@@ -14,6 +14,7 @@ import {
   type RunningGateway,
   startGateway,
 } from '@letkite/gateway';
+import { DataDirLock } from '../data-dir-lock';
 import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
 
@@ -46,10 +47,17 @@ export async function start(args: string[], io: CliIo): Promise<number> {
   // The data directory holds the owner token, the database, the secret key and the local agent: yours alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
+  // Before anything opens the database: a second start on this directory stops here and says who holds it.
+  const lock = DataDirLock.acquire(config.dataDir);
+  if (lock.tookOverFrom)
+    log(
+      `[start] took over ${config.dataDir} from pid ${lock.tookOverFrom.pid} on ${lock.tookOverFrom.host}, no longer running`,
+    );
   const gw = await startGateway(config, { log: (msg) => log(`[gateway] ${msg}`) });
+  lock.setPort(gw.port);
 
   const agentDir = join(config.dataDir, 'agent');
-  await ensureLocalAgent(gw, agentDir);
+  await ensureLocalAgent(gw, agentDir, log);
   // The local agent's own ceiling, next to its state: the documented defaults, running commands as you, with the
   // data directory and the LetKite installation denied (the agent also refuses both on its own, whatever this file
   // says: see --protect below).
@@ -91,20 +99,25 @@ export async function start(args: string[], io: CliIo): Promise<number> {
     ].join('\n'),
   );
   await waitForSignal();
-  agent.stop();
+  await agent.stop();
   await gw.close();
+  lock.release();
   return EXIT_OK;
 }
 
 /**
  * Enrolls the local agent on first start; later starts reuse it (if its machine still exists). This process is the
- * gateway, so it pins its own identity key into the local agent's state directly (a state from before pinning too).
+ * gateway, so it pins its own identity key into the local agent's state directly (a state from before pinning too),
+ * and points the agent at where it listens now: a start on another port must not leave the agent dialling the old
+ * one.
  */
-async function ensureLocalAgent(gw: RunningGateway, agentDir: string): Promise<void> {
+async function ensureLocalAgent(gw: RunningGateway, agentDir: string, log: (msg: string) => void): Promise<void> {
   const state = loadState(agentDir);
   if (state && (await gw.store.getMachine(state.machine_id))) {
-    if (state.gateway_public_key !== gw.gatewayIdentity.publicKey) {
-      saveState(agentDir, { ...state, gateway_public_key: gw.gatewayIdentity.publicKey });
+    const url = new URL(gw.url).toString();
+    if (state.gateway_public_key !== gw.gatewayIdentity.publicKey || state.gateway_url !== url) {
+      if (state.gateway_url !== url) log(`[start] the local agent now dials ${url} (was ${state.gateway_url})`);
+      saveState(agentDir, { ...state, gateway_url: url, gateway_public_key: gw.gatewayIdentity.publicKey });
     }
     return;
   }
@@ -148,7 +161,7 @@ async function ensureOwnerToken(
  * database) out of every tool's reach, and gets no LETKITE_* variable of the gateway's (a secret key, database or
  * SMTP URL may be among them).
  */
-function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: CliIo): { stop(): void } {
+function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: CliIo): { stop(): Promise<void> } {
   let child: ChildProcess | null = null;
   let stopped = false;
   const launch = () => {
@@ -183,9 +196,16 @@ function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: 
   };
   launch();
   return {
-    stop() {
+    /** SIGTERM, then wait for the agent to finish its own clean shutdown (SIGKILL after 5 s). */
+    async stop() {
       stopped = true;
-      child?.kill('SIGTERM');
+      const c = child as ChildProcess | null;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+      c.kill('SIGTERM');
+      const killer = setTimeout(() => c.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
     },
   };
 }

@@ -1,0 +1,159 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { callTool, mcpClient } from './support/letkite';
+import { cliMain, freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
+
+/**
+ * `letkite start` as a person runs it in a terminal: its own process group, so Ctrl-C (SIGINT to the whole
+ * group, as a terminal sends it) reaches the gateway process and its local agent child alike.
+ */
+class StartProcess {
+  readonly child: ChildProcess;
+  output = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly dataDir: string,
+    readonly port: number,
+  ) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('LETKITE_')));
+    this.child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliMain, 'start', '--port', String(port), '--data', dataDir],
+      { cwd: repoRoot, env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    this.child.stdout?.on('data', (c: Buffer) => {
+      this.output += c.toString();
+    });
+    this.child.stderr?.on('data', (c: Buffer) => {
+      this.output += c.toString();
+      this.stderr += c.toString();
+    });
+    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+  }
+
+  get url(): string {
+    return `http://localhost:${this.port}`;
+  }
+
+  waitFor(pattern: RegExp, timeoutMs = 40_000): Promise<RegExpMatchArray> {
+    return waitFor(`${pattern} in\n${this.output}`, () => this.output.match(pattern), timeoutMs);
+  }
+
+  /** Ctrl-C: SIGINT to the process group. */
+  interrupt(): void {
+    if (this.child.pid !== undefined && this.child.exitCode === null) process.kill(-this.child.pid, 'SIGINT');
+  }
+
+  /** Ctrl-C and the exit code; SIGKILL to the group if it hangs. */
+  async stop(): Promise<number | null> {
+    this.interrupt();
+    const code = await Promise.race([this.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 15_000))]);
+    if (code === 'hung') {
+      if (this.child.pid !== undefined) process.kill(-this.child.pid, 'SIGKILL');
+      return this.exited;
+    }
+    return code;
+  }
+}
+
+const started: StartProcess[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const p of started.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop();
+});
+afterAll(() => {
+  for (const d of dirs) removeDir(d);
+});
+
+async function startOn(dataDir: string, port?: number): Promise<StartProcess> {
+  const p = new StartProcess(dataDir, port ?? (await freePort()));
+  started.push(p);
+  return p;
+}
+
+/** A pid that surely belongs to no running process: one that just ran and exited. */
+async function deadPid(): Promise<number> {
+  const c = spawn('true');
+  await new Promise((r) => c.on('exit', r));
+  return c.pid as number;
+}
+
+describe('what tripped a new user: letkite start', () => {
+  test('after a restart on another port the local agent follows the gateway to the new port', async () => {
+    const data = tempDir('start-port');
+    dirs.push(data);
+    const first = await startOn(data);
+    await first.waitFor(new RegExp(`connected to http://localhost:${first.port}/`));
+    expect(await first.stop()).toBe(0);
+
+    const second = await startOn(data);
+    await second.waitFor(new RegExp(`connected to http://localhost:${second.port}/`));
+    expect(second.output).toContain(`the local agent now dials http://localhost:${second.port}/`);
+    const state = JSON.parse(readFileSync(join(data, 'agent', 'agent.json'), 'utf8')) as { gateway_url: string };
+    expect(state.gateway_url).toBe(`http://localhost:${second.port}/`);
+    expect(second.output).not.toMatch(new RegExp(`localhost:${first.port}/ .*reconnecting|ECONNREFUSED`));
+    expect(await second.stop()).toBe(0);
+  });
+
+  test('a second start on the same data directory is refused and names who holds it; a stale lock is taken over', async () => {
+    const data = tempDir('start-lock');
+    dirs.push(data);
+    const holder = await startOn(data);
+    await holder.waitFor(/LetKite is running/);
+
+    const second = await startOn(data);
+    expect(await second.exited).toBe(1);
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `conflict: the data directory ${data} is in use by letkite start \\(pid ${holder.child.pid} on ${hostname()}, port ${holder.port},`,
+      ),
+    );
+    // It stopped before touching anything: the holder's agent was never kicked off.
+    expect(holder.output).not.toMatch(/disconnected|superseded|replaced/);
+    expect(await holder.stop()).toBe(0);
+
+    // A lock file left by a process that is gone (e.g. after a power cut) does not block the next start.
+    const pid = await deadPid();
+    writeFileSync(
+      join(data, 'start.lock'),
+      `${JSON.stringify({ pid, host: hostname(), port: 1, started_at: '2026-01-01T00:00:00.000Z' })}\n`,
+    );
+    const next = await startOn(data);
+    await next.waitFor(/LetKite is running/);
+    expect(next.output).toContain(`took over ${data} from pid ${pid}`);
+    const lock = JSON.parse(readFileSync(join(data, 'start.lock'), 'utf8')) as { pid: number; port: number };
+    expect(lock).toMatchObject({ pid: next.child.pid, port: next.port });
+    expect(await next.stop()).toBe(0);
+  });
+
+  test('Ctrl-C with a job running exits 0 with no stack trace', async () => {
+    const data = tempDir('start-sigint');
+    dirs.push(data);
+    const p = await startOn(data);
+    const token = (await p.waitFor(/API token: (\S+)/))[1] as string;
+    await p.waitFor(/connected to http:\/\/localhost/);
+    const client = await mcpClient(p.url, token);
+    try {
+      const list = await callTool<{ machines: { name: string; online: boolean }[] }>(client, 'machines_list', {});
+      const machine = list.data.machines[0]?.name as string;
+      const job = await callTool<{ job_id: string; state: string }>(client, 'job_start', {
+        machine,
+        command: 'for i in $(seq 1 300); do echo tick $i; sleep 0.1; done',
+      });
+      expect(job.ok, JSON.stringify(job.error)).toBe(true);
+      expect(job.data.state).toBe('running');
+      // Let output flow into the job's log before the interrupt.
+      await new Promise((r) => setTimeout(r, 800));
+    } finally {
+      await client.close().catch(() => {});
+    }
+    expect(await p.stop()).toBe(0);
+    expect(p.stderr).not.toMatch(/EBADF|Uncaught|^\s+at .+:\d+:\d+\)?$/m);
+    expect(p.stderr).not.toMatch(/unhandled|Error:/i);
+  });
+});
