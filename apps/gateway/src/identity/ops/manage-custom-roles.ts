@@ -1,6 +1,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { newId } from '../../auth/secrets';
+import type { CustomRole } from '../identity-store';
 import { auditBy, type OpContext, parseInput, requirePermission } from '../op-context';
 import { permissionNames } from '../permissions';
 
@@ -15,6 +16,11 @@ export const SaveCustomRoleInput = z.object({
   permissions: z.array(z.enum(permissionNames)).max(permissionNames.length),
 });
 export const DeleteCustomRoleInput = z.object({ id: z.string().min(1).max(100) });
+
+/** A custom role as the REST API answers it (`CustomRoleView` in @letkite/protocol/api), not the store's shape. */
+export function customRoleView(r: CustomRole) {
+  return { id: r.id, name: r.name, permissions: r.permissions, created_at: r.createdAt };
+}
 
 /** Creates or edits a custom role; nobody puts a permission they lack into one. */
 export async function saveCustomRole(ctx: OpContext, raw: unknown) {
@@ -41,7 +47,7 @@ export async function saveCustomRole(ctx: OpContext, raw: unknown) {
     role,
     auditBy(ctx, existing ? 'role.update' : 'role.create', role.id, { name: role.name, permissions: role.permissions }),
   );
-  return role;
+  return customRoleView(role);
 }
 
 /** Deletes a custom role; its members fall back to the member defaults and its open invitations are withdrawn. */

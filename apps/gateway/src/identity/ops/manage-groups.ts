@@ -1,6 +1,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { newId } from '../../auth/secrets';
+import type { Group } from '../identity-store';
 import { auditBy, type OpContext, parseInput, requirePermission } from '../op-context';
 
 export const SaveGroupInput = z.object({
@@ -10,6 +11,11 @@ export const SaveGroupInput = z.object({
   machine_ids: z.array(z.string().min(1).max(100)).max(1000),
 });
 export const DeleteGroupInput = z.object({ id: z.string().min(1).max(100) });
+
+/** A group as the REST API answers it (`GroupView` in @letkite/protocol/api): snake_case, not the store's shape. */
+export function groupView(g: Group) {
+  return { id: g.id, name: g.name, member_ids: g.memberIds, machine_ids: g.machineIds, created_at: g.createdAt };
+}
 
 /**
  * Creates or edits a group: its members, and the machines it claims (then only its members, owners and admins
@@ -51,7 +57,7 @@ export async function saveGroup(ctx: OpContext, raw: unknown) {
       machines: group.machineIds,
     }),
   );
-  return group;
+  return groupView(group);
 }
 
 /** Deletes a group; the machines it claimed become reachable by every member again. */

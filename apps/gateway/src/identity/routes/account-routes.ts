@@ -5,8 +5,8 @@ import { type IdentityDeps, requirePermission } from '../op-context';
 import { createEnrollment } from '../ops/create-enrollment';
 import { inviteMember } from '../ops/invite-member';
 import { createWebApiToken, revokeWebApiToken } from '../ops/manage-api-tokens';
-import { deleteCustomRole, saveCustomRole } from '../ops/manage-custom-roles';
-import { deleteGroup, saveGroup } from '../ops/manage-groups';
+import { customRoleView, deleteCustomRole, saveCustomRole } from '../ops/manage-custom-roles';
+import { deleteGroup, groupView, saveGroup } from '../ops/manage-groups';
 import { changeMemberRole, removeMember, revokeInvitation } from '../ops/manage-members';
 import { listRedactionPatterns, setRedactionPatterns } from '../ops/manage-redaction-patterns';
 import { hasPermission, permissionNames } from '../permissions';
@@ -88,7 +88,8 @@ export function accountRoutes(deps: IdentityDeps): Hono {
     '/roles',
     userOp(deps, async (ctx) => {
       requirePermission(ctx.user, 'members.manage');
-      return { permissions: permissionNames, roles: await ctx.deps.identity.listCustomRoles(ctx.user.accountId) };
+      const roles = await ctx.deps.identity.listCustomRoles(ctx.user.accountId);
+      return { permissions: permissionNames, roles: roles.map(customRoleView) };
     }),
   );
   r.post('/roles', userOp(deps, saveCustomRole));
@@ -99,7 +100,7 @@ export function accountRoutes(deps: IdentityDeps): Hono {
     '/groups',
     userOp(deps, async (ctx) => {
       requirePermission(ctx.user, 'members.manage');
-      return { groups: await ctx.deps.identity.listGroups(ctx.user.accountId) };
+      return { groups: (await ctx.deps.identity.listGroups(ctx.user.accountId)).map(groupView) };
     }),
   );
   r.post('/groups', userOp(deps, saveGroup));
