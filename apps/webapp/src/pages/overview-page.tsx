@@ -7,6 +7,7 @@ import { ErrorNote, errorText, Page, When } from '../ui';
 import { VisibleText } from '../visible-value';
 import { useWaitingApprovals } from '../waiting-approvals';
 import { approvalSubject } from './approvals/approval-types';
+import { RecentActivity } from './overview-activity';
 
 /**
  * The first page after sign-in: which machines are up, what waits for me, what the AIs did lately, and who is
@@ -70,6 +71,8 @@ export default function OverviewPage() {
           {list.length > 8 && <Link to="/machines">All {list.length} machines</Link>}
         </section>
       </div>
+
+      {can(session.user, 'audit.read') && <RecentActivity />}
 
       <section className="card">
         <h2>Connections</h2>
