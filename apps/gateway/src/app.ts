@@ -3,10 +3,12 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { approvalRoutes } from './approvals/approval-routes';
+import { auditRoutes } from './audit/audit-routes';
 import { authenticateBearer } from './auth/authenticate-bearer';
 import { bearerChallenge, mcpCorsHeaders, mcpOriginAllowed, mcpPreflightHeaders, stepUpScope } from './auth/mcp-access';
 import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
+import { agentDownloadRoutes } from './http/agent-download';
 import { clientAddressMiddleware, type TrustedProxies } from './http/client-address';
 import { httpStatusOf } from './http/error-status';
 import { healthRoutes, type ReadinessCheck } from './http/health';
@@ -19,6 +21,7 @@ import type { McpEndpoint } from './mcp/mcp-endpoint';
 import type { OAuthDeps } from './oauth/oauth-deps';
 import { oauthRoutes } from './oauth/routes';
 import { mcpResource } from './oauth/tokens';
+import { policyRoutes } from './policies/policy-routes';
 
 export interface AppDeps extends GatewayDeps {
   mcp: McpEndpoint;
@@ -62,6 +65,9 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route('/', healthRoutes({ version: deps.version, checks: deps.readiness ?? [], draining: deps.draining }));
 
+  // The packed agent and its installer (`curl -fsSL <gateway>/agent/install.sh | sudo sh -s -- <token>`).
+  app.route('/', agentDownloadRoutes({ publicUrl: deps.publicUrl }));
+
   app.post('/agent/v1/enroll', bodyLimit({ maxSize: 64 * 1024 }), async (c) => {
     const parsed = EnrollRequest.safeParse(await c.req.json().catch(() => null));
     if (!parsed.success) throw new LetKiteError('invalid_params', 'malformed enrollment request');
@@ -75,6 +81,8 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route('/api', identityApi(deps));
   app.route('/api', approvalRoutes(deps));
+  app.route('/api', auditRoutes(deps));
+  app.route('/api', policyRoutes(deps));
 
   app.route('/', oauthRoutes(deps));
 

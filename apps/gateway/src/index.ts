@@ -11,7 +11,13 @@ export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-s
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
 export { type RunningGateway, startGateway } from './main';
 export { toolGroupNames, toolsForScopeList } from './oauth/scopes';
+export { getAccountSettings, updateAccountSettings } from './policies/account-settings';
+export { deletePolicy } from './policies/delete-policy';
+export { listPolicies } from './policies/list-policies';
+export { createPolicy, updatePolicy } from './policies/save-policy';
+export { showPolicy } from './policies/show-policy';
 export { saveRedactionPatterns } from './policy/redaction-patterns';
+export { openPolicyStore } from './store/open-policy-store';
 export { openStore } from './store/open-store';
 export type { Grant, Store } from './store/types';
 export { GATEWAY_VERSION } from './version';

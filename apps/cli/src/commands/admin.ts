@@ -5,6 +5,7 @@ import {
   createApiToken,
   createJoinToken,
   type Grant,
+  openPolicyStore,
   openStore,
   parseDuration,
   type Store,
@@ -14,6 +15,7 @@ import {
 import { builtinPolicyNames, parsePolicyToml } from '@letkite/policy';
 import { type CliIo, EXIT_OK, UsageError } from '../io';
 import { dataDir } from '../paths';
+import { ACCOUNT_USAGE, adminAccount, adminPolicy, POLICY_USAGE } from './admin-policy';
 
 /**
  * `letkite admin …`: acts on the gateway's store directly (the same SQLite file the running gateway uses), as the
@@ -24,7 +26,13 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   if (sub === 'token' && rest[0] === 'create') return tokenCreate(rest.slice(1), io);
   if (sub === 'join-token') return joinToken(rest, io);
   if (sub === 'redaction' && (rest[0] === 'list' || rest[0] === 'set')) return redaction(rest[0], rest.slice(1), io);
-  throw new UsageError(`${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}`);
+  const withStore = <T>(data: string | undefined, fn: (s: { store: Store; accountId: string }) => Promise<T>) =>
+    withOwnerStore(data, io, ({ store, account }) => fn({ store, accountId: account.id }));
+  if (sub === 'policy') return adminPolicy(rest, io, withStore);
+  if (sub === 'account') return adminAccount(rest, io, withStore);
+  throw new UsageError(
+    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}`,
+  );
 }
 
 async function withOwnerStore<T>(
@@ -49,16 +57,20 @@ async function open(data: string | undefined, io: CliIo) {
 const TOKEN_USAGE =
   'usage: letkite admin token create --name NAME [--policy NAME|FILE] [--machines a,b] [--scopes commands,files,…] [--expires 30d]';
 
-/** `--policy`: a built-in by name, or a policy TOML file, parsed here and stored inline in the grant. */
-function grantPolicy(value: string | undefined): Grant['policy'] {
+/**
+ * `--policy`: a built-in or an account policy by name (the grant stores the name, so an edit of the policy applies
+ * to the token's next call), or — as before account policies — a TOML file, parsed here and stored inline.
+ */
+async function grantPolicy(store: Store, accountId: string, value: string | undefined): Promise<Grant['policy']> {
   if (value === undefined) return 'full';
   if ((builtinPolicyNames as readonly string[]).includes(value)) return value;
+  if (await openPolicyStore(store).get(accountId, value)) return value;
   let text: string;
   try {
     text = readFileSync(value, 'utf8');
   } catch {
     throw new UsageError(
-      `--policy "${value}" is neither a built-in policy (${builtinPolicyNames.join(', ')}) nor a readable file`,
+      `--policy "${value}" is neither a built-in policy (${builtinPolicyNames.join(', ')}), an account policy (letkite admin policy list) nor a readable file`,
     );
   }
   return parsePolicyToml(text) as unknown as Record<string, unknown>;
@@ -99,10 +111,10 @@ async function tokenCreate(args: string[], io: CliIo): Promise<number> {
   if (!values.name) throw new UsageError(TOKEN_USAGE);
   const name = values.name;
   const expiresInMs = values.expires === undefined ? undefined : parseDuration(values.expires);
-  const policy = grantPolicy(values.policy);
   const scopes: Grant['scopes'] =
     values.scopes === undefined || values.scopes === '*' ? '*' : toolsForScopeList(listOf(values.scopes));
   return withOwnerStore(values.data, io, async ({ store, account, owner }) => {
+    const policy = await grantPolicy(store, account.id, values.policy);
     const grant: Grant = { policy, machines: await grantMachines(store, account.id, values.machines), scopes };
     const created = await createApiToken(
       { store, now: new Date() },

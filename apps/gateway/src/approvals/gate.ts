@@ -10,7 +10,7 @@ import {
   LetKiteError,
 } from '@letkite/protocol';
 import type { ToolCallContext } from '../mcp/tool-handler';
-import { reportedCeiling } from '../policy/resolve-policy';
+import { reportedCeiling, revisionOf } from '../policy/resolve-policy';
 import type { Machine } from '../store/types';
 import type { ApprovalReason, ApprovalRequest } from './approval-store';
 import { MAX_PENDING_PER_CONNECTION } from './approvals';
@@ -94,6 +94,16 @@ function storedProof(r: ApprovalRequest): ApprovalProof | undefined {
   return binding.success && assertion.success ? { binding: binding.data, assertion: assertion.data } : undefined;
 }
 
+/**
+ * The policy version an approval binds to. A stored account policy binds its name and revision as well as its
+ * content: any saved edit asks again, even one that changes nothing the policy decides (a person reviewing the
+ * new revision is the point). A built-in or inline policy is bound by its content alone, as before.
+ */
+export function boundPolicyVersion(policy: Policy): string {
+  const revision = revisionOf(policy);
+  return revision === undefined ? policyVersion(policy) : policyVersion({ policy, revision });
+}
+
 /** Why a call needs a human because of its command verdict (`approve`), or null. */
 export function commandRuleReason(judgement: CommandJudgement): ApprovalReason | null {
   if (judgement.verdict !== 'approve') return null;
@@ -132,7 +142,7 @@ export async function requireApproval(
     tool: call.tool,
     machineId: call.machine.id,
     argsHash: args.sha256,
-    policyHash: policyVersion(call.policy),
+    policyHash: boundPolicyVersion(call.policy),
   };
   // A ceiling `approve` rule is satisfied only by an approval the machine verifies itself (DESIGN §9).
   const byCeilingRule = call.reason.kind === 'command_rule' && call.reason.rules.some((r) => r.layer === 'ceiling');

@@ -1,16 +1,51 @@
 import { Ceiling, type ClampedPolicy, clampToCeiling, effectivePermissions } from '@letkite/ceiling';
-import { builtinPolicies, type Policy, parsePolicy } from '@letkite/policy';
+import { type BuiltinPolicyName, builtinPolicies, builtinPolicyNames, type Policy, parsePolicy } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
+import type { PolicyStore } from '../store/policy-store';
 import type { Grant, Machine } from '../store/types';
 
-/** The policy a grant names: a built-in by name, or an inline policy object. */
-export function resolveGrantPolicy(grant: Grant): Policy {
-  if (typeof grant.policy === 'string') {
-    const builtin = builtinPolicies[grant.policy as keyof typeof builtinPolicies];
-    if (!builtin) throw new LetKiteError('blocked_by_policy', `unknown policy "${grant.policy}"`, { layer: 'policy' });
-    return builtin;
+/** Which stored revision a resolved policy is: what an approval binds to besides the policy's content. */
+export interface PolicyRevisionRef {
+  name: string;
+  /** The stored revision; null for a built-in or an inline policy (their content is their version). */
+  version: number | null;
+}
+
+const revisions = new WeakMap<Policy, PolicyRevisionRef>();
+
+/** The stored revision a policy object was resolved from (see `resolveGrantPolicy`), or undefined. */
+export function revisionOf(policy: Policy): PolicyRevisionRef | undefined {
+  return revisions.get(policy);
+}
+
+/** Whether a name is one of the built-ins every account has (they cannot be stored, edited or deleted). */
+export function isBuiltinPolicyName(name: string): name is BuiltinPolicyName {
+  return (builtinPolicyNames as readonly string[]).includes(name);
+}
+
+/**
+ * The policy a grant names, read fresh on every call so that an edit applies to the next call of every
+ * connection that uses it: a built-in by name, a stored account policy by name (its current revision), or an
+ * inline policy object (API tokens made from a TOML file before account policies existed). An unknown name —
+ * a deleted policy — fails closed with `blocked_by_policy`.
+ */
+export async function resolveGrantPolicy(
+  policies: Pick<PolicyStore, 'get'>,
+  accountId: string,
+  grant: Grant,
+): Promise<Policy> {
+  if (typeof grant.policy !== 'string') return parsePolicy(grant.policy);
+  if (isBuiltinPolicyName(grant.policy)) return builtinPolicies[grant.policy];
+  const stored = await policies.get(accountId, grant.policy);
+  if (!stored) {
+    throw new LetKiteError('blocked_by_policy', `unknown policy "${grant.policy}"`, {
+      layer: 'policy',
+      policy: grant.policy,
+    });
   }
-  return parsePolicy(grant.policy);
+  const policy = parsePolicy(stored.parsed);
+  revisions.set(policy, { name: stored.name, version: stored.version });
+  return policy;
 }
 
 /**
@@ -51,12 +86,14 @@ export function clampForMachine(policy: Policy, machine: Machine): ClampedPolicy
   return clampToCeiling(policy, reportedCeiling(machine) ?? OPEN_CEILING);
 }
 
-/** Tool names a grant's policy can ever use (before any machine's ceiling): the rest are not even listed. */
-export function toolsAllowedByPolicy(grant: Grant): string[] {
-  const policy = resolveGrantPolicy(grant);
+/**
+ * Tool names a policy can ever use within a grant's scopes (before any machine's ceiling): the rest are not even
+ * listed.
+ */
+export function toolsAllowedByPolicy(policy: Policy, scopes: Grant['scopes']): string[] {
   return effectivePermissions({
     role: { tools: '*', machines: '*' },
-    connection: { tools: grant.scopes, machines: '*' },
+    connection: { tools: scopes, machines: '*' },
     machine: '*',
     policy,
     ceiling: OPEN_CEILING,

@@ -8,6 +8,7 @@
  */
 
 export { ErrorCode, ErrorPayload, errorCodes } from '../errors';
+export * from './account-settings';
 export * from './approvals';
 export * from './audit';
 export * from './common';
@@ -15,6 +16,7 @@ export * from './connections';
 export * from './endpoint';
 export * from './machine-list';
 export * from './members';
+export * from './policies';
 export * from './roles-groups';
 export * from './security';
 export * from './session';

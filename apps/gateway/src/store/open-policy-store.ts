@@ -1,0 +1,11 @@
+import { LetKiteError } from '@letkite/protocol';
+import type { PolicyStore } from './policy-store';
+import { SqlitePolicyStore } from './sqlite/sqlite-policy-store';
+import { SqliteStore } from './sqlite/sqlite-store';
+import type { Store } from './types';
+
+/** The policies domain sharing the core store's database (and so its transactions and audit log). */
+export function openPolicyStore(store: Store): PolicyStore {
+  if (store instanceof SqliteStore) return new SqlitePolicyStore(store);
+  throw new LetKiteError('not_implemented', 'the policy store exists only for SQLite in this build');
+}

@@ -1,0 +1,91 @@
+import type { AuditEventInput } from './types';
+
+/**
+ * The policies domain (docs/design/account-policies.md): the account's own policies with every revision, and the
+ * account switches. SQLite implements it (store/sqlite/sqlite-policy-store.ts); cluster mode implements the same.
+ * Every change takes the audit event to write in its own transaction.
+ */
+
+/** One revision of a stored policy. `parsed` is the validated policy (defaults applied) as saved. */
+export interface PolicyRevision {
+  name: string;
+  version: number;
+  source: string;
+  parsed: Record<string, unknown>;
+  author: string;
+  at: string;
+}
+
+/** A stored policy: its current revision plus when it was first created and by whom. */
+export interface StoredPolicy extends PolicyRevision {
+  accountId: string;
+  createdAt: string;
+  createdBy: string;
+}
+
+/** Who still uses a policy: live grants of API tokens and OAuth connections that name it. */
+export interface PolicyUse {
+  kind: 'api_token' | 'connection';
+  id: string;
+  /** The token's name or the connection's declared client name. */
+  label: string;
+  userId: string;
+  userName: string;
+}
+
+/** The account switches: transports and tool groups turned off for the whole account. */
+export interface AccountSettings {
+  mcpHttp: boolean;
+  stdioBridge: boolean;
+  legacySse: boolean;
+  /** Tool groups (OAuth scope names) no connection of the account may use. */
+  disabledToolGroups: string[];
+  updatedAt: string | null;
+  updatedBy: string | null;
+}
+
+/** The switches of an account that never changed them: everything on, as before switches existed. */
+export const DEFAULT_ACCOUNT_SETTINGS: AccountSettings = Object.freeze({
+  mcpHttp: true,
+  stdioBridge: true,
+  legacySse: true,
+  disabledToolGroups: [],
+  updatedAt: null,
+  updatedBy: null,
+}) as AccountSettings;
+
+export interface PolicyStore {
+  list(accountId: string): Promise<StoredPolicy[]>;
+  get(accountId: string, name: string): Promise<StoredPolicy | null>;
+  /** Every revision, newest first. */
+  versions(accountId: string, name: string): Promise<PolicyRevision[]>;
+  version(accountId: string, name: string, version: number): Promise<PolicyRevision | null>;
+  /** Creates version 1; false (and nothing written) when the name is taken. */
+  create(accountId: string, revision: Omit<PolicyRevision, 'version'>, audit: AuditEventInput): Promise<boolean>;
+  /**
+   * Saves a new revision and returns its number; null when there is no such policy, or when `expectedVersion` is
+   * given and is not the current one (someone saved in between).
+   */
+  update(
+    accountId: string,
+    revision: Omit<PolicyRevision, 'version'>,
+    expectedVersion: number | undefined,
+    audit: AuditEventInput,
+  ): Promise<number | null>;
+  /**
+   * Deletes a policy and its revisions unless a live token or connection names it. Returns the users (empty when
+   * deleted), or null when there is no such policy. The check and the delete are one transaction; `audit.at` is
+   * the time tokens are judged expired at.
+   */
+  delete(accountId: string, name: string, audit: AuditEventInput): Promise<PolicyUse[] | null>;
+  /** Live (not revoked, not expired at `now`) API tokens and connections whose grant names this policy. */
+  usesOf(accountId: string, name: string, now: string): Promise<PolicyUse[]>;
+
+  /** The account's switches; the defaults when it never set any. */
+  settings(accountId: string): Promise<AccountSettings>;
+  saveSettings(
+    accountId: string,
+    settings: Omit<AccountSettings, 'updatedAt' | 'updatedBy'>,
+    audit: AuditEventInput,
+  ): Promise<AccountSettings>;
+}
