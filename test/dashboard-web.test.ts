@@ -172,19 +172,19 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
     expect(await host.locator('mark.invisible-char').textContent()).toBe('<U+202E>');
     expect(await card.getByTestId('machine-os').textContent()).toBe('linux · 12 <U+202E>mrif · x64');
     // The raw character is nowhere in the page's text, so nothing on screen reads reversed.
-    expect(await desktop.evaluate(() => document.body.innerText.includes('\u202E'))).toBe(false);
+    expect(await desktop.evaluate(() => (document.body.textContent ?? '').includes('\u202E'))).toBe(false);
 
     await desktop.goto(`${gw.url}/`);
     const row = desktop.getByTestId('overview-machine').filter({ hasText: 'gpj.exe' });
     expect(await row.textContent()).toContain('host<U+202E>lmth.x');
-    expect(await desktop.evaluate(() => document.body.innerText.includes('\u202E'))).toBe(false);
+    expect(await desktop.evaluate(() => (document.body.textContent ?? '').includes('\u202E'))).toBe(false);
     expect(await desktop.getByTestId('overview-connection').textContent()).toContain('Claude <U+202E>redliub');
 
     await desktop.goto(`${gw.url}/connections`);
     const connection = desktop.getByTestId('connection');
     await connection.waitFor();
     expect(await connection.locator('h2').textContent()).toContain('Claude <U+202E>redliub');
-    expect(await desktop.evaluate(() => document.body.innerText.includes('\u202E'))).toBe(false);
+    expect(await desktop.evaluate(() => (document.body.textContent ?? '').includes('\u202E'))).toBe(false);
     await screenshot(desktop, 'dashboard-connections-desktop');
   });
 
@@ -210,24 +210,25 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
     await screenshot(desktop, 'dashboard-machines-desktop');
   });
 
-  const phonePages = [
-    '/',
-    '/machines',
-    '/members',
-    '/roles',
-    '/tokens',
-    '/security',
-    '/connections',
-    '/approvals',
-    '/enroll',
-  ];
-  test.each(phonePages)('%s fits a 390 px phone without sideways scrolling', async (path) => {
-    await phone.goto(`${gw.url}${path}`);
+  // Every page in the navigation (pages other parts add show up here by themselves) plus these.
+  const phonePages = ['/', '/machines', '/members', '/roles', '/tokens', '/security', '/connections', '/approvals'];
+  test('every page in the navigation fits a 390 px phone without sideways scrolling', async () => {
+    await phone.goto(`${gw.url}/`);
     await phone.locator('main h1').first().waitFor();
-    const { scrollWidth, innerWidth } = await fitsWidth(phone);
-    expect(innerWidth).toBe(390);
-    expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
-    await screenshot(phone, `dashboard-phone${path === '/' ? '-overview' : path.replace(/\//g, '-')}`);
+    const nav = await phone
+      .locator('nav[aria-label="Main"] a')
+      .evaluateAll((links) => links.map((a) => new URL((a as HTMLAnchorElement).href).pathname));
+    expect(nav).toEqual(expect.arrayContaining(phonePages));
+    const overflowing: string[] = [];
+    for (const path of new Set([...phonePages, ...nav])) {
+      await phone.goto(`${gw.url}${path}`);
+      await phone.locator('main h1').first().waitFor();
+      const { scrollWidth, innerWidth } = await fitsWidth(phone);
+      expect(innerWidth).toBe(390);
+      if (scrollWidth > innerWidth) overflowing.push(`${path}: ${scrollWidth} px`);
+      await screenshot(phone, `dashboard-phone${path === '/' ? '-overview' : path.replace(/\//g, '-')}`);
+    }
+    expect(overflowing).toEqual([]);
   });
 
   test('an approval page fits a phone, and the members table becomes one card per person', async () => {

@@ -1,3 +1,4 @@
+import { onboardingEndpoints } from '@letkite/protocol/api';
 import { useEffect, useState } from 'react';
 import { client } from '../api';
 import { registerPasskey } from '../passkeys';
@@ -146,7 +147,11 @@ export default function OnboardingPage() {
             disabled={action.busy || !name || !email}
             onClick={() =>
               action.run(async () => {
-                await registerPasskey('/api/onboard/passkey/options', '/api/onboard/passkey', { token, name, email });
+                await registerPasskey(onboardingEndpoints.passkeyOptions, onboardingEndpoints.completeWithPasskey, {
+                  token,
+                  name,
+                  email,
+                });
                 await refresh();
                 navigate('/');
               })

@@ -66,7 +66,9 @@ function Passkeys() {
         onSubmit={(e) => {
           e.preventDefault();
           void action.run(async () => {
-            await registerPasskey('/api/me/passkeys/options', '/api/me/passkeys', { name: name || 'Passkey' });
+            await registerPasskey(securityEndpoints.passkeyOptions, securityEndpoints.addPasskey, {
+              name: name || 'Passkey',
+            });
             setName('');
             await list.refetch();
             await refresh();
