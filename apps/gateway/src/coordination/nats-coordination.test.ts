@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { expect, test } from 'vitest';
 import { coordinationContract } from './coordination-contract';
 import { NatsCoordination } from './nats-coordination';
 
@@ -19,4 +20,11 @@ coordinationContract('NatsCoordination', async () => {
       await a.close();
     },
   };
+});
+
+test('an unreachable NATS is refused with a clear error that does not echo the URL', async () => {
+  await expect(NatsCoordination.connect({ url: 'nats://user:s3cret@127.0.0.1:1' })).rejects.toThrow(
+    /^cannot reach NATS at LETKITE_NATS_URL \(/,
+  );
+  await expect(NatsCoordination.connect({ url: 'nats://user:s3cret@127.0.0.1:1' })).rejects.not.toThrow(/s3cret/);
 });

@@ -87,7 +87,13 @@ export class NatsCoordination implements Coordination {
   }): Promise<NatsCoordination> {
     const prefix = options.prefix ?? 'lk';
     assertCoordinationName('topic', prefix);
-    const nc = await connect({ servers: options.url.split(',').map((s) => s.trim()), name: 'letkite-gateway' });
+    // The URL may carry credentials: the error names the variable, never the value.
+    const nc = await connect({ servers: options.url.split(',').map((s) => s.trim()), name: 'letkite-gateway' }).catch(
+      (err: unknown) => {
+        const code = (err as { code?: string })?.code ?? 'error';
+        throw new Error(`cannot reach NATS at LETKITE_NATS_URL (${code})`);
+      },
+    );
     return new NatsCoordination(nc, prefix, options.log ?? (() => {}));
   }
 
