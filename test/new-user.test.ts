@@ -1,9 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { callTool, mcpClient } from './support/letkite';
+import { callTool, mcpClient, TestGateway } from './support/letkite';
 import { cliMain, freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
 /**
@@ -155,5 +155,177 @@ describe('what tripped a new user: letkite start', () => {
     expect(await p.stop()).toBe(0);
     expect(p.stderr).not.toMatch(/EBADF|Uncaught|^\s+at .+:\d+:\d+\)?$/m);
     expect(p.stderr).not.toMatch(/unhandled|Error:/i);
+  });
+});
+
+/** Runs a command to completion with its output. */
+function run(
+  cmd: string,
+  args: string[],
+  input: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(cmd, args, { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    c.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+    c.stdin.end(input);
+  });
+}
+
+const isRoot = process.getuid?.() === 0;
+const canUnshare = isRoot && spawnSync('unshare', ['--mount', 'true']).status === 0;
+
+describe('what tripped a new user: agent join and run_as', () => {
+  let gw: TestGateway;
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+
+  test.skipIf(!canUnshare)(
+    'as root the join creates the letkite system account (no login shell, no home) and names it in the ceiling',
+    async () => {
+      gw ??= await TestGateway.start();
+      const hostPasswd = readFileSync('/etc/passwd', 'utf8');
+      const dir = tempDir('join-root');
+      dirs.push(dir);
+      // The host's accounts are never touched: useradd runs in a mount namespace where /etc is a copy without any
+      // letkite account.
+      const etc = join(dir, 'etc');
+      spawnSync('cp', ['-a', '/etc', etc]);
+      for (const f of ['passwd', 'group', 'shadow', 'gshadow']) {
+        const path = join(etc, f);
+        if (!existsSync(path)) continue;
+        const kept = readFileSync(path, 'utf8')
+          .split('\n')
+          .filter((l) => !l.startsWith('letkite:'));
+        writeFileSync(path, kept.join('\n'));
+      }
+      const ceiling = join(dir, 'ceiling.toml');
+      const script = 'mount --bind "$0" /etc && exec "$@"';
+      const args = [process.execPath, '--import', 'tsx', cliMain, 'agent', 'join', gw.url, '-', '--name', 'rootbox'];
+      const r = await run(
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          script,
+          etc,
+          ...args,
+          '--state-dir',
+          join(dir, 's'),
+          '--ceiling',
+          ceiling,
+        ],
+        await gw.joinToken(),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(
+        'Commands run as "letkite": created it now as a system account (no login shell, no home).',
+      );
+      expect(readFileSync(ceiling, 'utf8')).toMatch(/^run_as = "letkite"/m);
+      const entry = readFileSync(join(etc, 'passwd'), 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('letkite:'));
+      const [, , uid, , , home, shell] = (entry ?? '').split(':');
+      expect(Number(uid)).toBeLessThan(1000);
+      expect(home).toBe('/nonexistent');
+      expect(shell).toMatch(/nologin$|false$/);
+      // The host's own account list is as it was.
+      expect(readFileSync('/etc/passwd', 'utf8')).toBe(hostPasswd);
+    },
+  );
+
+  test.skipIf(!isRoot)('as another user the join writes that user and says so', async () => {
+    gw ??= await TestGateway.start();
+    const dir = tempDir('join-user');
+    dirs.push(dir);
+    chownSync(dir, 65534, 65534);
+    const ceiling = join(dir, 'ceiling.toml');
+    const r = await run(
+      'runuser',
+      [
+        '-u',
+        'nobody',
+        '--',
+        process.execPath,
+        '--import',
+        'tsx',
+        cliMain,
+        'agent',
+        'join',
+        gw.url,
+        '-',
+        '--name',
+        'userbox',
+        '--state-dir',
+        join(dir, 's'),
+        '--ceiling',
+        ceiling,
+      ],
+      await gw.joinToken(),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Commands run as you ("nobody")');
+    expect(readFileSync(ceiling, 'utf8')).toMatch(/^run_as = "nobody"/m);
+  });
+
+  test('--run-as naming no account is refused before the join token is spent', async () => {
+    gw ??= await TestGateway.start();
+    const dir = tempDir('join-runas');
+    dirs.push(dir);
+    const token = await gw.joinToken();
+    const bad = await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        cliMain,
+        'agent',
+        'join',
+        gw.url,
+        '-',
+        '--run-as',
+        'no-such-user-x',
+        '--state-dir',
+        join(dir, 's'),
+        '--ceiling',
+        join(dir, 'c.toml'),
+      ],
+      token,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid_params');
+    // The same token still works.
+    const ok = await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        cliMain,
+        'agent',
+        'join',
+        gw.url,
+        '-',
+        '--run-as',
+        'nobody',
+        '--state-dir',
+        join(dir, 's'),
+        '--ceiling',
+        join(dir, 'c.toml'),
+      ],
+      token,
+    );
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'c.toml'), 'utf8')).toMatch(/^run_as = "nobody"/m);
   });
 });

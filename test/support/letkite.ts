@@ -93,7 +93,8 @@ export class TestGateway {
     const env = { LETKITE_CEILING: ceilingPath, ...options.env };
     const token = await this.joinToken();
     const r = await runCliCommand(
-      ['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir],
+      // --run-as: a root join would otherwise create the letkite system account on the host.
+      ['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir, '--run-as', userInfo().username],
       env,
       token,
     );

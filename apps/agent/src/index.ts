@@ -11,5 +11,5 @@ export { backoffDelay, GatewayConnection } from './connection';
 export { runExec } from './executors/exec';
 export { gatewayKeyFingerprint } from './gateway-trust';
 export { checkGatewayUrl } from './gateway-url';
-export { joinGateway } from './join';
+export { joinGateway, prepareRunAsAccount, type RunAsAccount, SYSTEM_RUN_AS } from './join';
 export { type AgentState, loadState, saveState } from './state';

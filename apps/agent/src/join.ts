@@ -1,6 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { userInfo } from 'node:os';
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import { EnrollResponse, ErrorPayload, LetKiteError } from '@letkite/protocol';
 import { agentInfo } from './agent-info';
@@ -115,4 +118,65 @@ export async function joinGateway(input: {
   };
   saveState(input.stateDir, state);
   return state;
+}
+
+/** The OS account the default ceiling names for running commands, and how it came to be. */
+export interface RunAsAccount {
+  account: string;
+  /**
+   * created: made now (system account, no login shell, no home); existing: was there; current_user: not root;
+   * chosen: named with --run-as.
+   */
+  how: 'created' | 'existing' | 'current_user' | 'chosen';
+}
+
+/** The system account a root agent runs commands as, unless the ceiling names another. */
+export const SYSTEM_RUN_AS = 'letkite';
+
+export interface RunAsDeps {
+  uid: number;
+  currentUser: string;
+  accountExists(name: string): boolean;
+  /** Creates a system account with no login shell and no home; throws with the tool's message on failure. */
+  createSystemAccount(name: string): void;
+}
+
+/**
+ * Picks the account for `run_as` at join, so the ceiling never names an account that does not exist: as root, the
+ * `letkite` system account (created when missing); otherwise the current user, the only account a non-root agent
+ * can run commands as. An account named with `--run-as` must exist already.
+ */
+export function prepareRunAsAccount(chosen?: string, deps: RunAsDeps = systemRunAsDeps()): RunAsAccount {
+  if (chosen !== undefined) {
+    if (!/^[a-z_][a-z0-9_.-]{0,31}\$?$/i.test(chosen) || !deps.accountExists(chosen))
+      throw new LetKiteError('invalid_params', `--run-as "${chosen}": there is no such account on this machine`);
+    return { account: chosen, how: 'chosen' };
+  }
+  if (deps.uid !== 0) return { account: deps.currentUser, how: 'current_user' };
+  if (deps.accountExists(SYSTEM_RUN_AS)) return { account: SYSTEM_RUN_AS, how: 'existing' };
+  deps.createSystemAccount(SYSTEM_RUN_AS);
+  return { account: SYSTEM_RUN_AS, how: 'created' };
+}
+
+/** The real system: `id` to look an account up, `useradd --system` to make one. */
+export function systemRunAsDeps(): RunAsDeps {
+  return {
+    uid: process.getuid?.() ?? 0,
+    currentUser: userInfo().username,
+    accountExists: (name) => spawnSync('id', ['-u', name], { stdio: 'ignore' }).status === 0,
+    createSystemAccount: (name) => {
+      const nologin = ['/usr/sbin/nologin', '/sbin/nologin', '/bin/false'].find((p) => existsSync(p)) ?? '/bin/false';
+      const r = spawnSync(
+        'useradd',
+        ['--system', '--user-group', '--no-create-home', '--home-dir', '/nonexistent', '--shell', nologin, name],
+        { encoding: 'utf8' },
+      );
+      if (r.error || r.status !== 0) {
+        throw new LetKiteError(
+          'internal',
+          `could not create the system account "${name}" with useradd: ${(r.stderr || r.error?.message || '').trim()}`,
+        );
+      }
+    },
+  };
 }

@@ -1,11 +1,21 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Agent, gatewayKeyFingerprint, joinGateway, loadState, writeDefaultCeiling } from '@letkite/agent';
+import {
+  Agent,
+  gatewayKeyFingerprint,
+  joinGateway,
+  loadState,
+  prepareRunAsAccount,
+  type RunAsAccount,
+  writeDefaultCeiling,
+} from '@letkite/agent';
 import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
 import { type CliIo, EXIT_FAILED, EXIT_OK, UsageError } from '../io';
 import { agentStateDir } from '../paths';
 
 const USAGE =
-  'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--ceiling PATH] [--insecure]\n' +
+  'usage: letkite agent join <gateway-url> <join-token|-> [--name NAME] [--state-dir DIR] [--ceiling PATH] [--run-as USER]\n' +
+  '                     [--insecure]\n' +
   '       letkite agent run [--state-dir DIR] [--ceiling PATH] [--protect PATH]...';
 
 /** The ceiling file: --ceiling, else LETKITE_CEILING, else /etc/letkite/ceiling.toml. */
@@ -36,6 +46,7 @@ async function join(args: string[], io: CliIo): Promise<number> {
       'state-dir': { type: 'string' },
       ceiling: { type: 'string' },
       insecure: { type: 'boolean' },
+      'run-as': { type: 'string' },
     },
     strict: true,
   });
@@ -44,6 +55,9 @@ async function join(args: string[], io: CliIo): Promise<number> {
   const token = tokenArg === '-' ? await readStdin(io.stdin) : (tokenArg ?? io.env.LETKITE_JOIN_TOKEN);
   if (!url || !token) throw new UsageError(USAGE);
   const stateDir = agentStateDir(values['state-dir'], io.env);
+  const ceiling = ceilingPath(values.ceiling, io.env);
+  // A --run-as naming no account is refused before the join token is spent.
+  const chosen = values['run-as'] === undefined ? undefined : prepareRunAsAccount(values['run-as']);
   const state = await joinGateway({
     gatewayUrl: url,
     joinToken: token,
@@ -57,12 +71,14 @@ async function join(args: string[], io: CliIo): Promise<number> {
     `Pinned the gateway identity ${gatewayKeyFingerprint(state.gateway_public_key ?? '')}` +
       `${state.gateway_tls_pin ? ` and its TLS certificate key sha256/${state.gateway_tls_pin}` : ''}.\n`,
   );
-  const ceiling = ceilingPath(values.ceiling, io.env);
   try {
-    if (writeDefaultCeiling(ceiling)) {
+    // A ceiling already there keeps its own run_as; a new one names an account that exists (made now if need be).
+    const runAs = existsSync(ceiling) ? null : (chosen ?? prepareRunAsAccount());
+    if (runAs && writeDefaultCeiling(ceiling, { run_as: runAs.account })) {
       io.stdout.write(
         `Wrote the default ceiling to ${ceiling}: read it and tighten what this machine does not need.\n`,
       );
+      io.stdout.write(`${runAsSentence(runAs)}\n`);
     }
   } catch (err) {
     io.stdout.write(
@@ -71,6 +87,19 @@ async function join(args: string[], io: CliIo): Promise<number> {
   }
   io.stdout.write('Start the agent with: letkite agent run\n');
   return EXIT_OK;
+}
+
+/** What the join tells the person about the account commands will run as. */
+function runAsSentence(r: RunAsAccount): string {
+  switch (r.how) {
+    case 'created':
+      return `Commands run as "${r.account}": created it now as a system account (no login shell, no home).`;
+    case 'existing':
+    case 'chosen':
+      return `Commands run as the existing account "${r.account}".`;
+    case 'current_user':
+      return `Commands run as you ("${r.account}"): the agent is not root, so it cannot run them as anyone else.`;
+  }
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {
