@@ -3,6 +3,9 @@
  * `startGateway(config)` is the composition root; `createApp(deps)` builds the HTTP app without listening.
  */
 export { createApp } from './app';
+export { verificationView } from './audit/audit-routes';
+export { auditCsvHeader, auditCsvLine, auditJsonLine, auditRowsOldestFirst, auditView } from './audit/audit-view';
+export { pruneByRetention } from './audit/prune-audit';
 export { createApiToken } from './auth/create-api-token';
 export { parseDuration } from './auth/duration';
 export { GatewayConfig, loadConfig } from './config';

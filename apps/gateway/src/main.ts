@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import { createApp } from './app';
 import { startExpirySweeper } from './approvals/expiry';
 import { openApprovals } from './approvals/open-approvals';
+import { PRUNE_INTERVAL_MS, pruneByRetention } from './audit/prune-audit';
 import type { GatewayConfig } from './config';
 import { startLeasedInterval } from './coordination/leased-interval';
 import type { Coordination } from './coordination/coordination';
@@ -170,6 +171,14 @@ export async function startGateway(
     log,
     what: 'pruning unused OAuth clients',
   });
+  // The activity log's retention, applied by one gateway of the cluster (the chain keeps verifying: see prune-audit).
+  const stopAuditPrune = startLeasedInterval({
+    lease: coordination.lease('audit.prune', 2 * PRUNE_INTERVAL_MS),
+    everyMs: PRUNE_INTERVAL_MS,
+    work: () => pruneByRetention(store, account.id, now()),
+    log,
+    what: 'pruning the activity log',
+  });
   if (config.oauthLoopbackClientDocuments)
     log('OAuth client metadata documents may be fetched from loopback (dev only)');
   const readiness: ReadinessCheck[] = [
@@ -241,6 +250,7 @@ export async function startGateway(
     await stopExpiry();
     await stopSessionPrune();
     await stopClientPrune();
+    await stopAuditPrune();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);

@@ -15,6 +15,7 @@ import {
 import { builtinPolicyNames, parsePolicyToml } from '@letkite/policy';
 import { type CliIo, EXIT_OK, UsageError } from '../io';
 import { dataDir } from '../paths';
+import { AUDIT_USAGE, adminAudit } from './admin-audit';
 import { ACCOUNT_USAGE, adminAccount, adminPolicy, POLICY_USAGE } from './admin-policy';
 
 /**
@@ -29,9 +30,10 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   const withStore = <T>(data: string | undefined, fn: (s: { store: Store; accountId: string }) => Promise<T>) =>
     withOwnerStore(data, io, ({ store, account }) => fn({ store, accountId: account.id }));
   if (sub === 'policy') return adminPolicy(rest, io, withStore);
+  if (sub === 'audit') return adminAudit(rest, io, withStore);
   if (sub === 'account') return adminAccount(rest, io, withStore);
   throw new UsageError(
-    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}`,
+    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}\n${AUDIT_USAGE}`,
   );
 }
 

@@ -1,6 +1,8 @@
 import { type ErrorCode, LetKiteError, PendingApproval, type ToolDescriptor, toLetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { PendingApprovalAnswer } from '../approvals/pending-answer';
+import { auditArguments } from '../audit/audit-arguments';
+import { noticeTakeover, takeoverTools } from '../audit/takeover-notice';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { createOutputMasker, type OutputMasker } from '../output';
@@ -20,7 +22,15 @@ export interface ToolCallInput {
   /** The MCP client as it named itself in `initialize` (unverified: shown as declared by the client). */
   client?: { name: string; version?: string };
   /** Filled by the handler for the audit record written after the call. */
-  audit: { target?: string; decision?: string; details?: Record<string, unknown> };
+  audit: {
+    target?: string;
+    decision?: string;
+    details?: Record<string, unknown>;
+    /** Machines the call reached (prepareMachineCall adds each): the row's machine and the takeover notice. */
+    machineIds?: string[];
+    /** The command verdict's reasons (layer, rule, message per command). */
+    reasons?: readonly unknown[];
+  };
 }
 
 /**
@@ -134,6 +144,8 @@ export async function runTool(handler: ToolHandler, args: unknown, call: ToolCal
     ctx.deps.metrics?.toolCall(descriptor.name, outcome, (performance.now() - started) / 1000);
     // The stored arguments go through the same masker as the output: the audit log never holds a secret.
     const masker = await outputMaskerFor(ctx).catch(() => createOutputMasker());
+    const machineIds = ctx.audit.machineIds ?? [];
+    const clientName = ctx.client?.name.slice(0, 200) ?? null;
     await ctx.deps.store.appendAudit({
       accountId: ctx.account,
       at: ctx.deps.now().toISOString(),
@@ -142,8 +154,36 @@ export async function runTool(handler: ToolHandler, args: unknown, call: ToolCal
       target: ctx.audit.target === undefined ? null : masker.mask(ctx.audit.target).text,
       decision: ctx.audit.decision ?? null,
       outcome,
-      details: masker.maskValue(ctx.audit.details ?? {}),
+      details: masker.maskValue({
+        ...ctx.audit.details,
+        ...(ctx.audit.reasons ? { reasons: ctx.audit.reasons } : {}),
+        ...(machineIds.length > 1 ? { machines: machineIds } : {}),
+        arguments: auditArguments(args, masker),
+      }),
+      tool: descriptor.name,
+      machineId: machineIds[0] ?? null,
+      credentialId: ctx.principal.credentialId,
+      userId: ctx.principal.userId,
+      clientName,
+      requestId: ctx.requestId,
+      durationMs: performance.now() - started,
     });
+    if (outcome === 'ok' && takeoverTools.has(descriptor.name)) {
+      // Not awaited: the notice (a claim, then mail and push) must not slow the call down; it never throws.
+      for (const machineId of machineIds) {
+        void noticeTakeover(ctx.deps, {
+          accountId: ctx.account,
+          credentialId: ctx.principal.credentialId,
+          credentialKind: ctx.principal.kind,
+          userId: ctx.principal.userId,
+          actor: actorLabel(ctx.actor),
+          machineId,
+          tool: descriptor.name,
+          clientName,
+          requestId: ctx.requestId,
+        });
+      }
+    }
   }
 }
 

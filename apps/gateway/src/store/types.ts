@@ -206,16 +206,12 @@ export interface Store {
   setAuditRetention(accountId: string, days: number | null, audit: AuditEventInput): Promise<void>;
   /**
    * Records that a credential changed something on a machine; true only the first time for that pair (of two
-   * racing first calls exactly one gets true): the takeover notice.
+   * racing first calls exactly one gets true): the takeover notice. `audit` is written only with the claim.
    */
-  claimTakeoverNotice(notice: {
-    accountId: string;
-    credentialId: string;
-    machineId: string;
-    userId: string;
-    tool: string;
-    at: string;
-  }): Promise<boolean>;
+  claimTakeoverNotice(
+    notice: { accountId: string; credentialId: string; machineId: string; userId: string; tool: string; at: string },
+    audit: AuditEventInput,
+  ): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -39,6 +39,7 @@ export async function checkExec(
     stdin: input.stdin,
   });
   ctx.audit.decision = judgement.verdict;
+  ctx.audit.reasons = judgement.reasons;
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;
   return { ...prepared, judgement };

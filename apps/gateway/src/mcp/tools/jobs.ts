@@ -30,6 +30,7 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
     env: input.env,
   });
   ctx.audit.decision = judgement.verdict;
+  ctx.audit.reasons = judgement.reasons;
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;

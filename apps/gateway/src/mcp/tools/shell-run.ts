@@ -19,6 +19,7 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
     confirm: input.confirm ?? false,
   });
   ctx.audit.decision = judgement.verdict;
+  ctx.audit.reasons = judgement.reasons;
   // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
   const refusal = commandRefusal(judgement, true);
   if (refusal) throw refusal;

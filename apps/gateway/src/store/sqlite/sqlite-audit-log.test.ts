@@ -239,12 +239,15 @@ test('retention is stored per account and written to the log', async () => {
   expect((await store.verifyAudit(accountId)).ok).toBe(true);
 });
 
-test('a takeover notice is claimed once per connection and machine', async () => {
+test('a takeover notice is claimed once per connection and machine, with one audit row', async () => {
   const n = { accountId, credentialId: 'con_1', machineId: 'mch_a', userId: 'usr_1', tool: 'exec', at: 'x' };
-  const results = await Promise.all([store.claimTakeoverNotice(n), store.claimTakeoverNotice(n)]);
+  const audit = { accountId, at: 'x', actor: 'system', action: 'takeover.notice', machineId: 'mch_a' };
+  const results = await Promise.all([store.claimTakeoverNotice(n, audit), store.claimTakeoverNotice(n, audit)]);
   expect(results.filter(Boolean)).toHaveLength(1);
-  expect(await store.claimTakeoverNotice({ ...n, machineId: 'mch_b' })).toBe(true);
-  expect(await store.claimTakeoverNotice({ ...n, credentialId: 'con_2' })).toBe(true);
+  expect(await store.listAudit(accountId, { limit: 10, action: 'takeover.notice' })).toHaveLength(1);
+  expect(await store.claimTakeoverNotice({ ...n, machineId: 'mch_b' }, audit)).toBe(true);
+  expect(await store.claimTakeoverNotice({ ...n, credentialId: 'con_2' }, audit)).toBe(true);
+  expect(await store.listAudit(accountId, { limit: 10, action: 'takeover.notice' })).toHaveLength(3);
 });
 
 test('rows written before the chain existed are sealed when the store opens', async () => {

@@ -240,17 +240,23 @@ export function sealUnchainedRows(db: Database.Database): number {
     .immediate();
 }
 
-/** Inserts the (credential, machine) pair once; true only for the insert that counted. */
+/** Inserts the (credential, machine) pair once, with its audit row; true only for the insert that counted. */
 export function claimTakeover(
   db: Database.Database,
   n: { accountId: string; credentialId: string; machineId: string; userId: string; tool: string; at: string },
+  audit: AuditEventInput,
 ): boolean {
-  return (
-    db
-      .prepare(
-        `INSERT INTO takeover_notices (account_id, credential_id, machine_id, user_id, tool, at)
-         VALUES (@accountId, @credentialId, @machineId, @userId, @tool, @at) ON CONFLICT DO NOTHING`,
-      )
-      .run(n).changes === 1
-  );
+  return db
+    .transaction(() => {
+      const won =
+        db
+          .prepare(
+            `INSERT INTO takeover_notices (account_id, credential_id, machine_id, user_id, tool, at)
+             VALUES (@accountId, @credentialId, @machineId, @userId, @tool, @at) ON CONFLICT DO NOTHING`,
+          )
+          .run(n).changes === 1;
+      if (won) insertAudit(db, audit);
+      return won;
+    })
+    .immediate();
 }

@@ -411,8 +411,11 @@ export class SqliteStore implements Store {
     setAuditRetentionDays(this.sqlite, accountId, days, audit);
   }
 
-  async claimTakeoverNotice(notice: Parameters<Store['claimTakeoverNotice']>[0]): Promise<boolean> {
-    return claimTakeover(this.sqlite, notice);
+  async claimTakeoverNotice(
+    notice: Parameters<Store['claimTakeoverNotice']>[0],
+    audit: AuditEventInput,
+  ): Promise<boolean> {
+    return claimTakeover(this.sqlite, notice, audit);
   }
 
   async close(): Promise<void> {
