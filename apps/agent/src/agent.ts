@@ -1,19 +1,16 @@
 import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
 import { loadCommandRules } from '@letkite/command-rules';
-import { type AgentFrame, ExecParams, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
+import { type AgentFrame, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
-import { execCommand } from './executors/exec-command';
-import { isFileOp, runFileOp, stopFileWorkers } from './executors/file-op';
+import { stopFileWorkers } from './executors/file-op';
 import { agentProtectedPaths } from './guard/protected-paths';
 import { ApprovalVerifier } from './guard/verify-approval';
+import { dispatchOp, type OpHandlers, opHandlers } from './ops';
 import type { RequestStream } from './request-stream';
-import { isStatefulOp, StatefulOps } from './session-ops';
+import { StatefulOps } from './session-ops';
 import type { AgentState } from './state';
-import { isTransferOp, runTransferOp, TempJournal } from './transfers';
-
-/** Largest piece of output in one chunk frame: 100k UTF-16 units stay under the 1 MiB frame even when escaped. */
-const CHUNK_CHARS = 100_000;
+import { TempJournal } from './transfers';
 
 export interface AgentOptions {
   log?: (msg: string) => void;
@@ -46,17 +43,6 @@ export function logLine(msg: string): string {
   });
 }
 
-function sendText(send: (f: AgentFrame) => void, id: string, stream: string, text: string): void {
-  for (let i = 0; i < text.length; i += CHUNK_CHARS) {
-    let end = Math.min(text.length, i + CHUNK_CHARS);
-    // Never split a surrogate pair across frames.
-    const last = text.charCodeAt(end - 1);
-    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
-    send({ type: 'chunk', id, stream, data: text.slice(i, end) });
-    i = end - CHUNK_CHARS;
-  }
-}
-
 /** The agent process: one connection to the gateway and the operations it serves. */
 export class Agent {
   readonly connection: GatewayConnection;
@@ -65,6 +51,7 @@ export class Agent {
   private readonly transfers: TempJournal;
   private readonly stateful: StatefulOps;
   private readonly approvals: ApprovalVerifier;
+  private readonly ops: OpHandlers;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     const sink = options.log ?? ((msg: string) => console.error(`[agent] ${msg}`));
@@ -72,6 +59,7 @@ export class Agent {
     this.transfers = new TempJournal(options.stateDir ?? null);
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
+    this.ops = opHandlers({ stateful: this.stateful, transfers: this.transfers });
     const uid = process.getuid?.() ?? 0;
     const ceilingPath = options.ceilingPath ?? DEFAULT_CEILING_PATH;
     const protect = agentProtectedPaths({ ceilingPath, stateDir: options.stateDir, extra: options.protectedPaths });
@@ -121,7 +109,7 @@ export class Agent {
     }
   }
 
-  private async run(
+  private run(
     frame: RequestFrame,
     send: (f: AgentFrame) => void,
     signal: AbortSignal,
@@ -129,23 +117,7 @@ export class Agent {
   ): Promise<unknown> {
     // The ceiling is re-read (if it changed) for every request, so an edit applies at once.
     const ceiling = this.ceiling.current();
-    if (isFileOp(frame.op)) return runFileOp(frame.op, frame.params, frame.context, ceiling);
-    if (isStatefulOp(frame.op)) return this.stateful.run({ ...frame, op: frame.op }, ceiling, send, signal);
-    if (isTransferOp(frame.op)) {
-      const side = { id: frame.id, send, stream, signal };
-      return runTransferOp(frame.op, frame.params, frame.context, ceiling, side, this.transfers);
-    }
-    switch (frame.op) {
-      case 'exec': {
-        const parsed = ExecParams.safeParse(frame.params);
-        if (!parsed.success) throw new LetKiteError('invalid_params', 'malformed exec parameters');
-        const { stdout, stderr, ...result } = await execCommand(parsed.data, frame.context, ceiling, signal);
-        sendText(send, frame.id, 'stdout', stdout);
-        sendText(send, frame.id, 'stderr', stderr);
-        return result;
-      }
-      default:
-        throw new LetKiteError('unsupported', `this agent does not support "${frame.op}"`);
-    }
+    const { id, op, params, context } = frame;
+    return dispatchOp(this.ops, { id, op, params, context, ceiling, send, signal, stream });
   }
 }

@@ -5,7 +5,7 @@ import { type ExecParams, type ExecResult, LetKiteError, type RequestContext } f
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { checkCwd } from '../guard/check-cwd';
-import { requestPolicy } from '../guard/request-policy';
+import { type RequestPolicy, requestPolicy } from '../guard/request-policy';
 import { type RunAsAccount, resolveRunAs } from '../guard/run-as';
 import { sandboxSpecFor } from '../guard/sandbox-spec';
 import { commandEnv, TRUSTED_PATH } from '../launch-plan';
@@ -34,17 +34,7 @@ export async function execCommand(
   const account = resolveRunAs(rp.clamped.run_as);
   const cwd = await checkCwd(rp, params.cwd, account.home);
 
-  let argv: string[];
-  if (isAllowlist(rp.clamped)) {
-    if (!words || words.length === 0) {
-      throw new LetKiteError('blocked_by_policy', 'allowlist mode runs exactly one plain command', {
-        layer: 'allowlist',
-      });
-    }
-    argv = [resolveTrustedProgram(words[0] as string), ...words.slice(1)];
-  } else {
-    argv = params.command !== undefined ? ['/bin/sh', '-c', params.command] : [...(params.argv ?? [])];
-  }
+  const argv = commandArgv(rp, params, words);
   const env = commandEnv(params.env, { username: account.name, homedir: account.home, shell: account.shell });
   const ids = account.switchUser ? { uid: account.uid, gid: account.gid } : {};
   // Commands start in the checked real directory: the account's home (or /) unless the call names one.
@@ -82,6 +72,27 @@ async function runSandboxed(
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What to start for an authorized `command` or `argv` (exec and job_start alike): in allowlist mode the one plain
+ * command the rules judged, its program resolved on the trusted system path; otherwise `/bin/sh -c command`, or
+ * the argv as given. `words` is what authorizeCommand parsed the command into.
+ */
+export function commandArgv(
+  rp: RequestPolicy,
+  params: { command?: string | undefined; argv?: readonly string[] | undefined },
+  words: readonly string[] | null | undefined,
+): string[] {
+  if (isAllowlist(rp.clamped)) {
+    if (!words || words.length === 0) {
+      throw new LetKiteError('blocked_by_policy', 'allowlist mode runs exactly one plain command', {
+        layer: 'allowlist',
+      });
+    }
+    return [resolveTrustedProgram(words[0] as string), ...words.slice(1)];
+  }
+  return params.command !== undefined ? ['/bin/sh', '-c', params.command] : [...(params.argv ?? [])];
 }
 
 /**

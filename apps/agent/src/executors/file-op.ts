@@ -17,10 +17,6 @@ export const MAX_FILE_WRITE_BYTES = 512 * 1024;
 
 export type { FileOpName };
 
-export function isFileOp(op: string): op is FileOpName {
-  return Object.hasOwn(fileOperations, op);
-}
-
 /** One worker per run-as account the agent has had to switch to. */
 const workers = new Map<string, FileWorker>();
 

@@ -15,9 +15,9 @@ import {
 import { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { KILL_GRACE_MS, spawnFailure } from '../executors/exec';
-import { resolveTrustedProgram } from '../executors/exec-command';
+import { commandArgv } from '../executors/exec-command';
 import { type PreparedLaunch, prepareLaunch } from '../executors/prepare-launch';
-import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
+import { authorizeCommand, authorizeGatedTool } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';
 import { sandboxRefusal } from '../sandbox';
 import { JobLog } from './job-log';
@@ -114,17 +114,7 @@ export class JobManager {
     const command = params.command ?? params.argv ?? [];
     authorizeGatedTool(rp, 'job_start', context);
     const { words } = authorizeCommand(rp, command, context, params.env);
-    let argv: string[];
-    if (isAllowlist(rp.clamped)) {
-      if (!words || words.length === 0) {
-        throw new LetKiteError('blocked_by_policy', 'allowlist mode runs exactly one plain command', {
-          layer: 'allowlist',
-        });
-      }
-      argv = [resolveTrustedProgram(words[0] as string), ...words.slice(1)];
-    } else {
-      argv = params.command !== undefined ? ['/bin/sh', '-c', params.command] : [...(params.argv ?? [])];
-    }
+    const argv = commandArgv(rp, params, words);
     this.sweep();
     this.makeRoom();
     const launch = await prepareLaunch(rp, argv, { cwd: params.cwd, env: params.env });

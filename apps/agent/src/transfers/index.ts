@@ -12,12 +12,7 @@ import { transferAccess } from './transfer-access';
 
 export { TempJournal } from './temp-journal';
 
-export const transferOpNames = ['transfer_send', 'transfer_receive'] as const;
-export type TransferOpName = (typeof transferOpNames)[number];
-
-export function isTransferOp(op: string): op is TransferOpName {
-  return (transferOpNames as readonly string[]).includes(op);
-}
+export type TransferOpName = 'transfer_send' | 'transfer_receive';
 
 /** Runs a transfer op after checking this machine allows transfers and building the request's file reach. */
 export function runTransferOp(
