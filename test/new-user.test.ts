@@ -329,3 +329,61 @@ describe('what tripped a new user: agent join and run_as', () => {
     expect(readFileSync(join(dir, 'c.toml'), 'utf8')).toMatch(/^run_as = "nobody"/m);
   });
 });
+
+describe('what tripped a new user: letkite mcp', () => {
+  let gw: TestGateway;
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+
+  test('requests piped right after initialize, in one write, are answered instead of dropped', async () => {
+    gw = await TestGateway.start();
+    const token = await gw.apiToken('bridge');
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'machines_list', arguments: {} } },
+    ];
+    const bridge = spawn(process.execPath, ['--import', 'tsx', cliMain, 'mcp'], {
+      cwd: repoRoot,
+      env: { ...process.env, NO_COLOR: '1', LETKITE_URL: gw.url, LETKITE_TOKEN: token },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    bridge.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    bridge.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    // One write: the way a script or `cat requests.jsonl | letkite mcp` sends them.
+    bridge.stdin.write(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    const answers = await waitFor(
+      `three answers; stdout:\n${stdout}\nstderr:\n${stderr}`,
+      () => {
+        const lines = stdout
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => JSON.parse(l) as { id?: number; result?: Record<string, unknown>; error?: unknown });
+        return lines.filter((l) => l.id !== undefined).length >= 3 ? lines : null;
+      },
+      60_000,
+    );
+    bridge.stdin.end();
+    await new Promise((r) => bridge.on('exit', r));
+    const byId = new Map(answers.map((a) => [a.id, a]));
+    expect(byId.get(1)?.result).toHaveProperty('protocolVersion');
+    expect(byId.get(2)?.error).toBeUndefined();
+    expect(((byId.get(2)?.result?.tools ?? []) as { name: string }[]).map((t) => t.name)).toContain('machines_list');
+    expect(byId.get(3)?.error).toBeUndefined();
+    expect(byId.get(3)?.result).toHaveProperty('structuredContent.machines');
+    expect(stderr).not.toMatch(/session id/i);
+  });
+});

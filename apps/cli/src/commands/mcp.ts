@@ -102,20 +102,37 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
   const stdio = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
   const log = (msg: string) => io.stderr.write(`[letkite mcp] ${msg}\n`);
   const initializeIds = new Set<string | number>();
+  // Messages piped right behind `initialize` wait for its answer: before it the HTTP transport has no session id,
+  // and the gateway refuses them ("no session id"). Each waits on the gate in arrival order.
+  let gate: Promise<void> = Promise.resolve();
+  const initializing = new Map<string | number, () => void>();
 
   http.onmessage = (message: JSONRPCMessage) => {
     // The HTTP transport must send the negotiated version on every later request (the SDK client does this).
-    if ('id' in message && 'result' in message && initializeIds.delete(message.id)) {
-      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+    const answered = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
+    if (answered !== undefined && initializeIds.delete(answered)) {
+      const version = 'result' in message ? (message.result as { protocolVersion?: unknown }).protocolVersion : null;
       if (typeof version === 'string') http.setProtocolVersion(version);
+      // The answer goes out first, then whatever waited behind the initialize.
+      stdio
+        .send(message)
+        .catch((err: unknown) => log(`stdout: ${String(err)}`))
+        .finally(() => {
+          initializing.get(answered)?.();
+          initializing.delete(answered);
+        });
+      return;
     }
     stdio.send(message).catch((err: unknown) => log(`stdout: ${String(err)}`));
   };
   http.onerror = (err) => log(String(err.message));
-  stdio.onmessage = (message: JSONRPCMessage) => {
-    if (isJSONRPCRequest(message) && message.method === 'initialize') initializeIds.add(message.id);
+  const forward = (message: JSONRPCMessage) => {
     // Not awaited: a long tool call must not hold back the next message (or its cancellation).
     http.send(message).catch((err: unknown) => {
+      if (isJSONRPCRequest(message)) {
+        initializing.get(message.id)?.();
+        initializing.delete(message.id);
+      }
       log(`gateway: ${err instanceof Error ? err.message : String(err)}`);
       if (isJSONRPCRequest(message)) {
         void stdio.send({
@@ -128,6 +145,16 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
         });
       }
     });
+  };
+  stdio.onmessage = (message: JSONRPCMessage) => {
+    if (isJSONRPCRequest(message) && message.method === 'initialize') {
+      initializeIds.add(message.id);
+      const previous = gate;
+      gate = new Promise<void>((opened) => initializing.set(message.id, opened));
+      void previous.then(() => forward(message));
+      return;
+    }
+    void gate.then(() => forward(message));
   };
 
   await http.start();
