@@ -82,6 +82,8 @@ export const GatewayConfig = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ and - only (at most 32)')
     .default('lk'),
+  /** Unauthenticated dynamic client registrations allowed per client address an hour (429 past it). */
+  oauthRegistrationsPerHour: z.coerce.number().int().min(1).max(100_000).default(20),
   /** An MCP session unused this long answers 404 and the client initializes again (default 24 h, at most 30 days). */
   mcpSessionIdleMs: z.coerce
     .number()
@@ -127,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     metricsHost: env.LETKITE_METRICS_HOST || undefined,
     shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
     mcpSessionIdleMs: env.LETKITE_MCP_SESSION_IDLE_MS || undefined,
+    oauthRegistrationsPerHour: env.LETKITE_OAUTH_REGISTRATIONS_PER_HOUR || undefined,
     natsUrl: env.LETKITE_NATS_URL || undefined,
     natsPrefix: env.LETKITE_NATS_PREFIX || undefined,
     trustedProxies: env.LETKITE_TRUSTED_PROXIES,
@@ -159,6 +162,7 @@ function envName(key: string): string {
     metricsHost: 'METRICS_HOST',
     shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
     mcpSessionIdleMs: 'MCP_SESSION_IDLE_MS',
+    oauthRegistrationsPerHour: 'OAUTH_REGISTRATIONS_PER_HOUR',
     natsUrl: 'NATS_URL',
     natsPrefix: 'NATS_PREFIX',
     trustedProxies: 'TRUSTED_PROXIES',

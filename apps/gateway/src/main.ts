@@ -10,8 +10,8 @@ import { startExpirySweeper } from './approvals/expiry';
 import { openApprovals } from './approvals/open-approvals';
 import { PRUNE_INTERVAL_MS, pruneByRetention } from './audit/prune-audit';
 import type { GatewayConfig } from './config';
-import { startLeasedInterval } from './coordination/leased-interval';
 import type { Coordination } from './coordination/coordination';
+import { startLeasedInterval } from './coordination/leased-interval';
 import { LocalCoordination } from './coordination/local-coordination';
 import { NatsCoordination } from './coordination/nats-coordination';
 import type { GatewayDeps } from './deps';
@@ -162,6 +162,7 @@ export async function startGateway(
   const oauth = {
     store: openOAuthStore(store),
     clientDocuments: new ClientDocumentFetcher({ allowLoopback: config.oauthLoopbackClientDocuments }),
+    registrationsPerHour: config.oauthRegistrationsPerHour,
   };
   // Registrations nobody used within a day are deleted, by one gateway of the cluster.
   const stopClientPrune = startLeasedInterval({

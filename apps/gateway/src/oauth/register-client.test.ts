@@ -6,7 +6,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store';
 import type { OAuthContext } from './oauth-deps';
 import { OAuthError } from './oauth-error';
 import type { AuthorizationCode } from './oauth-store';
-import { pruneUnusedClients, REGISTRATIONS_PER_ADDRESS, registerClient } from './register-client';
+import { DEFAULT_REGISTRATIONS_PER_HOUR, pruneUnusedClients, registerClient } from './register-client';
 import { oauthRoutes } from './routes';
 
 let core: SqliteStore;
@@ -33,22 +33,28 @@ const outcome = (address: string) =>
     (err: unknown) => (err instanceof OAuthError ? err.error : String(err)),
   );
 
-test('one address gets REGISTRATIONS_PER_ADDRESS registrations an hour; other addresses are not affected', async () => {
+test('one address gets the configured registrations an hour; other addresses are not affected', async () => {
+  const limit = 4;
+  ctx.oauth.registrationsPerHour = limit;
   const answers: string[] = [];
-  for (let i = 0; i < REGISTRATIONS_PER_ADDRESS.limit + 3; i++) answers.push(await outcome('203.0.113.9'));
-  expect(answers.filter((a) => a === 'registered')).toHaveLength(REGISTRATIONS_PER_ADDRESS.limit);
-  expect(answers.slice(REGISTRATIONS_PER_ADDRESS.limit)).toEqual(['rate_limited', 'rate_limited', 'rate_limited']);
+  for (let i = 0; i < limit + 3; i++) answers.push(await outcome('203.0.113.9'));
+  expect(answers.filter((a) => a === 'registered')).toHaveLength(limit);
+  expect(answers.slice(limit)).toEqual(['rate_limited', 'rate_limited', 'rate_limited']);
   expect(await outcome('198.51.100.1')).toBe('registered');
-  clock = new Date(clock.getTime() + REGISTRATIONS_PER_ADDRESS.windowMs);
+  clock = new Date(clock.getTime() + 3_600_000);
   expect(await outcome('203.0.113.9')).toBe('registered');
 });
 
-test('concurrent registrations from one address are each counted', async () => {
-  const answers = await Promise.all(Array.from({ length: 25 }, () => outcome('203.0.113.10')));
-  expect(answers.filter((a) => a === 'registered')).toHaveLength(REGISTRATIONS_PER_ADDRESS.limit);
+test('concurrent registrations from one address are each counted (the default limit)', async () => {
+  const limit = DEFAULT_REGISTRATIONS_PER_HOUR;
+  const answers = await Promise.all(
+    Array.from({ length: DEFAULT_REGISTRATIONS_PER_HOUR + 10 }, () => outcome('203.0.113.10')),
+  );
+  expect(answers.filter((a) => a === 'registered')).toHaveLength(limit);
 });
 
 test('over the limit, POST /oauth/register answers 429 rate_limited with Retry-After', async () => {
+  const limit = DEFAULT_REGISTRATIONS_PER_HOUR;
   const app = new Hono();
   app.route('/', oauthRoutes({ ...ctx, log: () => {}, publicUrl: 'http://localhost:1' } as unknown as OAuthContext));
   const register = () =>
@@ -57,7 +63,7 @@ test('over the limit, POST /oauth/register answers 429 rate_limited with Retry-A
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(metadata),
     });
-  for (let i = 0; i < REGISTRATIONS_PER_ADDRESS.limit; i++) expect((await register()).status).toBe(201);
+  for (let i = 0; i < limit; i++) expect((await register()).status).toBe(201);
   const refused = await register();
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get('retry-after'))).toBe(3600);

@@ -4,8 +4,8 @@ import { checkClientMetadata } from './client-metadata';
 import type { OAuthContext } from './oauth-deps';
 import { OAuthError } from './oauth-error';
 
-/** Registrations per client address: enough for every MCP client a person tries, not for filling the table. */
-export const REGISTRATIONS_PER_ADDRESS: LimiterOptions = { limit: 10, windowMs: 3_600_000 };
+/** Registrations per client address an hour, unless configured: every MCP client a person tries, not a flood. */
+export const DEFAULT_REGISTRATIONS_PER_HOUR = 20;
 /** A registration never used (no authorization code issued for it) within this long is deleted. */
 export const UNUSED_CLIENT_TTL_MS = 24 * 3_600_000;
 
@@ -13,7 +13,7 @@ export const UNUSED_CLIENT_TTL_MS = 24 * 3_600_000;
  * Dynamic client registration (RFC 7591). Open to anyone, as MCP clients expect: a registration grants nothing by
  * itself — every connection still needs a person's consent. Only public clients are registered; a requested
  * secret-based method is answered with `none` (RFC 7591 §3.2.1 lets the server replace values). Being open, it is
- * limited per client address (REGISTRATIONS_PER_ADDRESS, shared by every gateway), and registrations nobody used
+ * limited per client address (`registrationsPerHour`, shared by every gateway), and registrations nobody used
  * are pruned after UNUSED_CLIENT_TTL_MS (`pruneUnusedClients`).
  */
 export async function registerClient(
@@ -28,9 +28,11 @@ export async function registerClient(
   }
   const now = ctx.now();
   // Counted after the metadata check, so a client fixing its request is not slowed by its own mistakes.
-  const limit = await ctx.coordination
-    .limiter('oauth.register', REGISTRATIONS_PER_ADDRESS)
-    .hit(clientAddress, now.getTime());
+  const perHour: LimiterOptions = {
+    limit: ctx.oauth.registrationsPerHour ?? DEFAULT_REGISTRATIONS_PER_HOUR,
+    windowMs: 3_600_000,
+  };
+  const limit = await ctx.coordination.limiter('oauth.register', perHour).hit(clientAddress, now.getTime());
   if (!limit.allowed) {
     const retryAfterS = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
     throw new OAuthError(
