@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { openStore } from '@letkite/gateway';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { callTool, mcpClient, TestGateway } from './support/letkite';
 import { cliMain, freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
@@ -385,5 +386,38 @@ describe('what tripped a new user: letkite mcp', () => {
     expect(byId.get(3)?.error).toBeUndefined();
     expect(byId.get(3)?.result).toHaveProperty('structuredContent.machines');
     expect(stderr).not.toMatch(/session id/i);
+  });
+});
+
+describe('what tripped a new user: last seen', () => {
+  let gw: TestGateway;
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+
+  test('"last seen" moves with the heartbeats, not only at connect', async () => {
+    // TestGateway pings every second; last seen is then written at most every 2 s.
+    gw = await TestGateway.start();
+    const agent = await gw.addAgent('beating');
+    try {
+      const { machine_id } = JSON.parse(readFileSync(join(agent.stateDir, 'agent.json'), 'utf8')) as {
+        machine_id: string;
+      };
+      const lastSeen = async () => {
+        const store = openStore(join(gw.dataDir, 'letkite.db'));
+        try {
+          return Date.parse((await store.getMachine(machine_id))?.lastSeenAt ?? '');
+        } finally {
+          await store.close();
+        }
+      };
+      const atConnect = await lastSeen();
+      expect(atConnect).not.toBeNaN();
+      await waitFor('a later last seen', async () => (await lastSeen()) >= atConnect + 2000, 20_000);
+      // Still connected, and nothing but heartbeats went over the socket in between.
+      expect(agent.process?.stderr).not.toMatch(/disconnected|reconnecting/);
+    } finally {
+      await agent.dispose();
+    }
   });
 });

@@ -20,6 +20,14 @@ export interface AgentEndpointDeps {
   onHandshakeSettled?: () => void;
 }
 
+/**
+ * "Last seen" follows the heartbeats (each ping's pong), written at most every other heartbeat and never more
+ * often than every 30 s per machine, so a large fleet does not turn heartbeats into a write load.
+ */
+export function seenWriteIntervalMs(heartbeatMs: number): number {
+  return Math.min(30_000, 2 * heartbeatMs);
+}
+
 function parseFrame(data: RawData, isBinary: boolean): AgentFrame | null {
   if (isBinary) return null;
   let json: unknown;
@@ -162,13 +170,23 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
     });
     session = s;
     deps.hub.attach(s);
-    await deps.store.recordAgentSeen(machine.id, {
+    const seen = {
       hostname: frame.info.hostname,
       os: frame.info.os,
       osRelease: frame.info.os_release ?? null,
       arch: frame.info.arch,
       agentVersion: frame.info.version,
-      at: deps.now().toISOString(),
+    };
+    let seenWrittenAt = deps.now().getTime();
+    await deps.store.recordAgentSeen(machine.id, { ...seen, at: new Date(seenWrittenAt).toISOString() });
+    const seenEvery = seenWriteIntervalMs(deps.heartbeatMs);
+    ws.on('pong', () => {
+      const at = deps.now().getTime();
+      if (at - seenWrittenAt < seenEvery) return;
+      seenWrittenAt = at;
+      deps.store
+        .recordAgentSeen(machine.id, { ...seen, at: new Date(at).toISOString() })
+        .catch((err: unknown) => deps.log(`recording the heartbeat of ${machine.id} failed: ${String(err)}`));
     });
     s.send({
       type: 'welcome',
