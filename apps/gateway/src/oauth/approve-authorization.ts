@@ -1,10 +1,10 @@
-import { builtinPolicyNames } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { hashSecret, newSecret } from '../auth/secrets';
 import type { SignedInUser } from '../identity/current-user';
 import { hasPermission, seesEveryMachine } from '../identity/permissions';
 import { reachableMachines } from '../machines/resolve-machine';
+import { choosablePolicies, choosePolicy } from '../policies/choosable-policies';
 import type { Grant } from '../store/types';
 import type { AuthorizationRequest } from './authorization-request';
 import type { OAuthContext } from './oauth-deps';
@@ -21,15 +21,10 @@ export const ConsentDecision = z.object({
     z.object({ kind: z.literal('chosen'), ids: z.array(z.string().max(100)).min(1).max(1000) }),
     z.object({ kind: z.literal('group'), group_id: z.string().max(100) }),
   ]),
-  /** A built-in policy by name. */
+  /** A built-in or account policy by name (the grant stores the name: edits apply to the next call). */
   policy: z.string().max(100),
 });
 export type ConsentDecision = z.infer<typeof ConsentDecision>;
-
-/** The policies a person can pick for a connection: the built-ins (account policies join here once they exist). */
-export function choosablePolicies(): string[] {
-  return [...builtinPolicyNames];
-}
 
 /** The machine part of a grant, checked against what the person reaches now: a connection never exceeds them. */
 async function grantedMachines(
@@ -61,7 +56,7 @@ async function grantedMachines(
  * connection itself is created when the client redeems the code.
  */
 export async function approveAuthorization(
-  ctx: Pick<OAuthContext, 'store' | 'identity' | 'oauth' | 'now' | 'publicUrl'>,
+  ctx: Pick<OAuthContext, 'store' | 'identity' | 'policies' | 'oauth' | 'now' | 'publicUrl'>,
   user: SignedInUser,
   request: AuthorizationRequest,
   input: unknown,
@@ -76,10 +71,10 @@ export async function approveAuthorization(
     throw new LetKiteError('invalid_params', `invalid consent: ${z.prettifyError(parsed.error)}`);
   }
   const decision = parsed.data;
-  if (!choosablePolicies().includes(decision.policy)) {
-    throw new LetKiteError('invalid_params', `unknown policy "${decision.policy}"`);
-  }
-  const groups = toolGroupNames.filter((g) => decision.groups.includes(g));
+  const policy = choosePolicy(await choosablePolicies(ctx.policies, user.accountId), decision.policy);
+  // Only groups the chosen policy can use and the account allows: a group it can never use would be a scope the
+  // client believes it has (RFC 6749 §3.3 lets the server grant less than asked).
+  const groups = toolGroupNames.filter((g) => decision.groups.includes(g) && policy.toolGroups.includes(g));
   const grant: Grant = {
     policy: decision.policy,
     machines: await grantedMachines(ctx, user, decision.machines),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Group } from '../identity/identity-store';
+import type { ChoosablePolicy } from '../policies/choosable-policies';
 import type { Machine } from '../store/types';
 import { type AuthorizationParams, type AuthorizationRequest, authorizationParams } from './authorization-request';
 import { redirectTarget } from './redirect-uri';
@@ -69,7 +70,7 @@ export interface ConsentView {
   csrfToken: string;
   machines: Machine[];
   groups: Group[];
-  policies: string[];
+  policies: ChoosablePolicy[];
 }
 
 function hiddenParams(params: AuthorizationParams): string {
@@ -96,7 +97,10 @@ ${client.kind === 'document' ? `<p>Its description is published at <code>${escap
 <form method="post" action="/authorize">${hidden}<div class="actions"><button name="decision" value="deny">Back to the client</button></div></form>`,
     );
   }
-  const groupBoxes = toolGroupNames
+  // Only groups some offered policy can use (and the account has not switched off); the grant keeps those of the
+  // chosen policy (approve-authorization.ts).
+  const offered = toolGroupNames.filter((g) => v.policies.some((p) => p.toolGroups.includes(g)));
+  const groupBoxes = offered
     .map(
       (g) =>
         `<label><input type="checkbox" name="groups" value="${g}"${preselected.includes(g) ? ' checked' : ''}> ${escapeHtml(toolGroupLabels[g])}</label>`,
@@ -116,7 +120,7 @@ ${client.kind === 'document' ? `<p>Its description is published at <code>${escap
   const policies = v.policies
     .map(
       (p) =>
-        `<label><input type="radio" name="policy" value="${escapeHtml(p)}"${p === 'read-only' ? ' checked' : ''}> ${escapeHtml(p)}</label>`,
+        `<label><input type="radio" name="policy" value="${escapeHtml(p.name)}"${p.name === 'read-only' ? ' checked' : ''}> ${escapeHtml(p.name)}${p.builtin ? ' <span class="declared">(built-in)</span>' : ''} <span class="declared">can use: ${p.toolGroups.map((g) => escapeHtml(toolGroupLabels[g])).join(', ') || 'listing machines only'}</span></label>`,
     )
     .join('');
   return page(

@@ -10,7 +10,9 @@ import { clientOf } from '../http/client-address';
 import { checkCsrf, currentUser, requireUser, requireUserForChange, sessionCookieName } from '../identity/current-user';
 import { hasPermission, seesEveryMachine } from '../identity/permissions';
 import { reachableMachines } from '../machines/resolve-machine';
-import { approveAuthorization, choosablePolicies } from './approve-authorization';
+import { choosablePolicies } from '../policies/choosable-policies';
+import { userRoute } from '../services/adapters/rest';
+import { approveAuthorization } from './approve-authorization';
 import {
   type AuthorizationParams,
   type AuthorizationProblem,
@@ -135,7 +137,7 @@ export function oauthRoutes(ctx: OAuthContext): Hono {
       csrfToken: session?.csrfToken ?? '',
       machines: canConnect ? await reachableMachines(ctx, user) : [],
       groups,
-      policies: choosablePolicies(),
+      policies: canConnect ? await choosablePolicies(ctx.policies, user.accountId) : [],
     });
     return c.html(html, 200, consentHeaders(checked.request.redirectUri));
   });
@@ -213,16 +215,8 @@ export function oauthRoutes(ctx: OAuthContext): Hono {
     return c.json({ redirect_to: redirectTo, grant });
   });
 
-  app.get('/api/connections', async (c) => {
-    const user = await requireUser(c, ctx);
-    return c.json({ connections: await listConnections(ctx, user) });
-  });
-
-  app.delete('/api/connections/:id', async (c) => {
-    const user = await requireUserForChange(c, ctx);
-    await revokeConnection(ctx, user, c.req.param('id'));
-    return c.json({ revoked: true });
-  });
+  app.get('/api/connections', userRoute(ctx, listConnections));
+  app.delete('/api/connections/:id', userRoute(ctx, revokeConnection));
 
   return app;
 }
