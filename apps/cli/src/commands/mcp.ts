@@ -97,7 +97,8 @@ export async function mcp(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({ args, options: { config: { type: 'string' } }, strict: true });
   const { url, token } = resolveBridgeConfig(values.config, io.env);
   const http = new StreamableHTTPClientTransport(mcpEndpoint(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    // The header names this transport for the account switch "stdio bridge" (gateway policy/account-switches.ts).
+    requestInit: { headers: { Authorization: `Bearer ${token}`, 'X-LetKite-Transport': 'stdio' } },
   });
   const stdio = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
   const log = (msg: string) => io.stderr.write(`[letkite mcp] ${msg}\n`);
