@@ -56,7 +56,10 @@ async function tamperingProxy(target: string): Promise<{ url: string; server: Se
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('end', () => {
         const body = Buffer.concat(chunks);
-        if (req.url?.startsWith('/agent/download/') && body.length > 100) body[body.length >> 1] ^= 0x01;
+        if (req.url?.startsWith('/agent/download/') && body.length > 100) {
+          const at = body.length >> 1;
+          body.writeUInt8((body.readUInt8(at) ^ 0x01) & 0xff, at);
+        }
         res.writeHead(up.statusCode ?? 502, up.headers);
         res.end(body);
       });

@@ -18,7 +18,7 @@ usage:
   letkite agent join <gateway-url> <join-token|->    enroll this machine
   letkite agent run                                  run the agent
   letkite admin token create --name NAME [--expires 30d]
-  letkite admin join-token [--ttl 15m]
+  letkite admin join-token [--ttl 15m] [--url URL]  print the one-line install for a machine
   letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
   letkite mcp [--config FILE]                        stdio MCP bridge to a gateway (URL and token from a 0600
                                                      file or LETKITE_URL/LETKITE_TOKEN, never the command line)

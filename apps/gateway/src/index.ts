@@ -9,6 +9,7 @@ export { pruneByRetention } from './audit/prune-audit';
 export { createApiToken } from './auth/create-api-token';
 export { parseDuration } from './auth/duration';
 export { GatewayConfig, loadConfig } from './config';
+export { installCommand } from './http/install-script';
 export { openIdentityStore } from './identity/open-identity-store';
 export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-setup-link';
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';

@@ -5,6 +5,7 @@ import {
   createApiToken,
   createJoinToken,
   type Grant,
+  installCommand,
   openPolicyStore,
   openStore,
   parseDuration,
@@ -33,7 +34,7 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   if (sub === 'audit') return adminAudit(rest, io, withStore);
   if (sub === 'account') return adminAccount(rest, io, withStore);
   throw new UsageError(
-    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}\n${AUDIT_USAGE}`,
+    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m] [--url URL]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}\n${AUDIT_USAGE}`,
   );
 }
 
@@ -137,16 +138,26 @@ async function tokenCreate(args: string[], io: CliIo): Promise<number> {
   });
 }
 
+/**
+ * `letkite admin join-token [--ttl 15m] [--url URL]`: a one-time join token, and the one command that installs and
+ * joins a machine with it (the gateway's /agent/install.sh). The URL is --url, else LETKITE_PUBLIC_URL, else the
+ * local gateway's. The token alone goes to stdout (for scripts), the command to stderr.
+ */
 async function joinToken(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, options: { ttl: { type: 'string' }, data: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { ttl: { type: 'string' }, data: { type: 'string' }, url: { type: 'string' } },
+    strict: true,
+  });
   const ttlMs = values.ttl === undefined ? undefined : parseDuration(values.ttl);
+  const gatewayUrl = values.url ?? io.env.LETKITE_PUBLIC_URL ?? `http://localhost:${io.env.LETKITE_PORT ?? '8787'}`;
   return withOwnerStore(values.data, io, async ({ store, account }) => {
     const created = await createJoinToken(
       { store, now: new Date() },
       { accountId: account.id, actor: 'cli:admin', ...(ttlMs === undefined ? {} : { ttlMs }) },
     );
     io.stderr.write(`One-time join token, valid until ${created.expiresAt}. On the machine, run:\n`);
-    io.stderr.write(`  letkite agent join <gateway-url> ${'<token below>'}\n`);
+    io.stderr.write(`  ${installCommand(gatewayUrl, created.token)}\n`);
     io.stdout.write(`${created.token}\n`);
     return EXIT_OK;
   });

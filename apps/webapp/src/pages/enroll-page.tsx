@@ -17,7 +17,7 @@ export default function EnrollPage() {
   return (
     <Page
       title="Enroll a machine"
-      intro="Install the LetKite agent on the machine, then run the command below there. The join token works once."
+      intro="One command installs and joins a machine: run it there. The join token in it works once."
     >
       <button
         type="button"
@@ -32,8 +32,11 @@ export default function EnrollPage() {
         <div className="card">
           <Secret label="Run on the machine" value={join.command} testId="enroll-command" />
           <p className="hint">
-            Expires <When at={join.expires_at} />. The machine then edits its own <code>/etc/letkite/ceiling.toml</code>{' '}
-            to decide what any AI may do there.
+            Expires <When at={join.expires_at} />. The machine needs Node.js 20.19 or newer, curl and systemd. The
+            script downloads the agent from this gateway, checks its SHA-256, installs it to <code>/opt/letkite</code>,
+            writes the <code>letkite-agent</code> service and a commented <code>/etc/letkite/ceiling.toml</code>, joins
+            and starts the agent. Running it again changes nothing. The machine then edits its own ceiling to decide
+            what any AI may do there.
           </p>
         </div>
       )}

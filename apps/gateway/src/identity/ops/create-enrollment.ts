@@ -1,3 +1,4 @@
+import { installCommand } from '../../http/install-script';
 import { createJoinToken } from '../../machines/create-join-token';
 import { type OpContext, requirePermission } from '../op-context';
 
@@ -11,7 +12,8 @@ export async function createEnrollment(ctx: OpContext) {
   return {
     token: join.token,
     expires_at: join.expiresAt,
-    // The token goes on stdin (`-`), never on the command line where `ps` and shell history would keep it.
-    command: `echo '${join.token}' | letkite agent join ${ctx.deps.publicUrl} -`,
+    // The one-line install (http/install-script.ts): the token is an argument to sh, never in a URL that proxies
+    // and access logs keep; the installer hands it to the join on standard input.
+    command: installCommand(ctx.deps.publicUrl, join.token),
   };
 }
