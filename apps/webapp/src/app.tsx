@@ -1,6 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Suspense, useCallback, useEffect, useState } from 'react';
 import { client, loadSession, type SessionInfo } from './api';
+import { SESSION_ENDED_EVENT } from './queries';
 import { Link, matchRoute, navigate, routes, usePathname } from './router';
 import { SessionContext } from './session';
 import { useWaitingApprovals } from './waiting-approvals';
@@ -22,6 +23,10 @@ export function App() {
   }, [queryClient]);
   useEffect(() => {
     void refresh();
+    // A query answered `unauthenticated`: the session was revoked or expired meanwhile.
+    const ended = () => void refresh();
+    window.addEventListener(SESSION_ENDED_EVENT, ended);
+    return () => window.removeEventListener(SESSION_ENDED_EVENT, ended);
   }, [refresh]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: closing the menu is what a route change should do
   useEffect(() => setMenuOpen(false), [path]);

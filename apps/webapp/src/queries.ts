@@ -5,6 +5,8 @@
  */
 import type { Endpoint, EndpointInput, EndpointOutput } from '@letkite/protocol/api';
 import {
+  MutationCache,
+  QueryCache,
   QueryClient,
   type UseMutationResult,
   type UseQueryResult,
@@ -20,9 +22,23 @@ function worthRetrying(failures: number, error: unknown): boolean {
   return failures < 2;
 }
 
-/** The app's cache. Data stays fresh for a few seconds, so quick navigation does not refetch. */
+/** Fired on `window` when the gateway answers `unauthenticated`: the session ended (revoked, expired). */
+export const SESSION_ENDED_EVENT = 'letkite:session-ended';
+
+function noticeSessionEnd(error: unknown): void {
+  if (error instanceof ApiError && error.code === 'unauthenticated') {
+    window.dispatchEvent(new Event(SESSION_ENDED_EVENT));
+  }
+}
+
+/**
+ * The app's cache. Data stays fresh for a few seconds, so quick navigation does not refetch. Any answer saying
+ * the session is gone announces it, so the app re-reads the session and sends the person to sign in.
+ */
 export function newQueryClient(): QueryClient {
   return new QueryClient({
+    queryCache: new QueryCache({ onError: noticeSessionEnd }),
+    mutationCache: new MutationCache({ onError: noticeSessionEnd }),
     defaultOptions: {
       queries: { staleTime: 5_000, retry: worthRetrying, refetchOnWindowFocus: true },
       mutations: { retry: false },
