@@ -12,12 +12,16 @@ self.addEventListener('push', (event) => {
   } catch {
     data = {};
   }
-  if (data.type !== 'approval_request' || typeof data.url !== 'string' || !data.url.startsWith('/approvals/')) return;
+  // A takeover notice (the first time a connection acted on a machine) opens the activity log, filtered.
+  const approval =
+    data.type === 'approval_request' && typeof data.url === 'string' && data.url.startsWith('/approvals/');
+  const takeover = data.type === 'takeover_notice' && typeof data.url === 'string' && data.url.startsWith('/activity?');
+  if (!approval && !takeover) return;
   event.waitUntil(
     self.registration.showNotification(String(data.title || 'Approval needed'), {
       body: String(data.body || ''),
       tag: String(data.approval_id || data.url),
-      requireInteraction: true,
+      requireInteraction: approval,
       icon: '/favicon.svg',
       data: { url: data.url },
     }),
@@ -27,7 +31,7 @@ self.addEventListener('push', (event) => {
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
   const path = event.notification.data?.url;
-  if (typeof path !== 'string' || !path.startsWith('/approvals/')) return;
+  if (typeof path !== 'string' || !(path.startsWith('/approvals/') || path.startsWith('/activity?'))) return;
   const target = new URL(path, self.location.origin).href;
   event.waitUntil(
     (async () => {

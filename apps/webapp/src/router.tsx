@@ -26,6 +26,7 @@ export const routes: RouteDef[] = [
   { path: '/security', page: lazy(() => import('./pages/security-page')), nav: 'Security' },
   { path: '/connections', page: lazy(() => import('./pages/connections/connections-page')), nav: 'Connections' },
   { path: '/approvals', page: lazy(() => import('./pages/approvals/approvals-page')), nav: 'Approvals' },
+  { path: '/activity', page: lazy(() => import('./pages/activity/activity-page')), nav: 'Activity' },
   { path: '/approvals/:id', page: lazy(() => import('./pages/approvals/approval-page')) },
 ];
 

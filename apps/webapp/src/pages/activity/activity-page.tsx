@@ -1,0 +1,288 @@
+import { type AuditEventView, auditActions, auditEndpoints, machineListEndpoints } from '@letkite/protocol/api';
+import { useEffect, useMemo, useState } from 'react';
+import { call } from '../../api';
+import { useApiQuery } from '../../queries';
+import { ErrorNote, errorText, Page, When } from '../../ui';
+import { VisibleText, VisibleValue } from '../../visible-value';
+import { apiFilter, type Filters, isoOfLocalInput, localInputOf, searchOf, useUrlFilters } from './activity-filters';
+import { CallsChart, outcomeKind } from './calls-chart';
+import './activity.css';
+
+const outcomes = ['ok', 'error', 'approval_pending', 'blocked_by_policy', 'blocked_by_ceiling', 'approval_denied'];
+
+/** The filter form; every change goes to the URL. */
+function FilterBar(props: {
+  filters: Filters;
+  onChange: (f: Filters) => void;
+  machines: { id: string; name: string }[];
+}) {
+  const { filters, onChange } = props;
+  const set = (key: keyof Filters, value: string | undefined) => onChange({ ...filters, [key]: value || undefined });
+  return (
+    <form className="card activity-filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
+      <label>
+        <span className="label">From</span>
+        <input
+          type="datetime-local"
+          value={localInputOf(filters.since)}
+          onChange={(e) => set('since', isoOfLocalInput(e.target.value))}
+        />
+      </label>
+      <label>
+        <span className="label">Until</span>
+        <input
+          type="datetime-local"
+          value={localInputOf(filters.until)}
+          onChange={(e) => set('until', isoOfLocalInput(e.target.value))}
+        />
+      </label>
+      <label>
+        <span className="label">Machine</span>
+        <select name="machine" value={filters.machine ?? ''} onChange={(e) => set('machine', e.target.value)}>
+          <option value="">any</option>
+          {props.machines.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.name}
+            </option>
+          ))}
+          {filters.machine && !props.machines.some((m) => m.id === filters.machine) && (
+            <option value={filters.machine}>{filters.machine}</option>
+          )}
+        </select>
+      </label>
+      <label>
+        <span className="label">Tool</span>
+        <input
+          name="tool"
+          value={filters.tool ?? ''}
+          placeholder="exec"
+          onChange={(e) => set('tool', e.target.value)}
+        />
+      </label>
+      <label>
+        <span className="label">Outcome</span>
+        <select name="outcome" value={filters.outcome ?? ''} onChange={(e) => set('outcome', e.target.value)}>
+          <option value="">any</option>
+          {outcomes.map((o) => (
+            <option key={o} value={o}>
+              {o === 'error' ? 'any refusal or failure' : o}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span className="label">Action</span>
+        <select name="action" value={filters.action ?? ''} onChange={(e) => set('action', e.target.value)}>
+          <option value="">any</option>
+          <option value="tool">tool calls</option>
+          {auditActions.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        <span className="label">Person (user id)</span>
+        <input name="person" value={filters.person ?? ''} onChange={(e) => set('person', e.target.value)} />
+      </label>
+      <label>
+        <span className="label">Connection or token id</span>
+        <input name="connection" value={filters.connection ?? ''} onChange={(e) => set('connection', e.target.value)} />
+      </label>
+      <button type="button" className="secondary" onClick={() => onChange({})}>
+        Clear filters
+      </button>
+    </form>
+  );
+}
+
+/** One row, and its full detail when opened. */
+function ActivityRow(props: { e: AuditEventView; open: boolean; onToggle: () => void; live: boolean }) {
+  const { e } = props;
+  const who = e.user_name ?? e.user_id ?? e.actor;
+  return (
+    <li
+      className={`activity-row outcome-${outcomeKind(e.outcome)}${props.live ? ' live' : ''}`}
+      data-testid="activity-row"
+      data-id={e.id}
+    >
+      <button type="button" className="row-summary" aria-expanded={props.open} onClick={props.onToggle}>
+        <span className="when">
+          <When at={e.at} />
+        </span>
+        <span className="what">
+          <strong>{e.tool ?? e.action}</strong>
+          {e.machine_name || e.machine_id ? (
+            <>
+              {' on '}
+              <VisibleText text={e.machine_name ?? e.machine_id ?? ''} />
+            </>
+          ) : null}
+        </span>
+        <span className="who">
+          <VisibleText text={who} />
+          {e.client_name && (
+            <span className="declared" title="as declared by the client">
+              {' via '}
+              <VisibleText text={e.client_name} />
+            </span>
+          )}
+        </span>
+        <span className={`badge outcome outcome-${outcomeKind(e.outcome)}`}>{e.outcome ?? 'ok'}</span>
+      </button>
+      {props.open && (
+        <dl className="row-detail" data-testid="activity-detail">
+          <dt>Row</dt>
+          <dd>
+            #{e.id} · {e.action} · <When at={e.at} />
+            {e.duration_ms !== null && ` · ${e.duration_ms} ms`}
+          </dd>
+          <dt>Actor</dt>
+          <dd>
+            <code>{e.actor}</code>
+            {e.credential_id && (
+              <>
+                {' · connection/token '}
+                <code>{e.credential_id}</code>
+              </>
+            )}
+          </dd>
+          {e.decision && (
+            <>
+              <dt>Verdict</dt>
+              <dd>{e.decision}</dd>
+            </>
+          )}
+          {e.target && (
+            <>
+              <dt>Target</dt>
+              <dd>
+                <VisibleText text={e.target} />
+              </dd>
+            </>
+          )}
+          {e.request_id && (
+            <>
+              <dt>Request</dt>
+              <dd>
+                <code>{e.request_id}</code>
+              </dd>
+            </>
+          )}
+          <dt>Details</dt>
+          <dd className="details">
+            <VisibleValue value={e.details} />
+          </dd>
+          <dt>Chain</dt>
+          <dd className="hash">
+            <code title="this row's hash">{e.hash?.slice(0, 16) ?? '—'}</code>
+            {' ← '}
+            <code title="the previous row's hash">{e.prev_hash?.slice(0, 16) ?? '—'}</code>
+          </dd>
+        </dl>
+      )}
+    </li>
+  );
+}
+
+/**
+ * The activity log: every tool call, admin action and sign-in of the account, newest first, with the filters in
+ * the URL, new rows arriving live (server-sent events), each row's full detail, export, and calls per hour.
+ */
+export default function ActivityPage() {
+  const [filters, setFilters] = useUrlFilters();
+  const filter = useMemo(() => apiFilter(filters), [filters]);
+  const machines = useApiQuery(machineListEndpoints.list);
+  const first = useApiQuery(auditEndpoints.list, { ...filter, limit: 100 });
+  const [older, setOlder] = useState<{ events: AuditEventView[]; cursor: string | null } | null>(null);
+  const [live, setLive] = useState<AuditEventView[]>([]);
+  const [connected, setConnected] = useState(false);
+  const [open, setOpen] = useState<number | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const search = searchOf(filters);
+
+  // A new filter set starts over: its own first page, its own live tail.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `search` is the filter set's identity
+  useEffect(() => {
+    setOlder(null);
+    setLive([]);
+  }, [search]);
+
+  useEffect(() => {
+    const after = first.data?.events[0]?.id;
+    if (first.data === undefined) return;
+    const q = new URLSearchParams(search.slice(1));
+    if (after !== undefined) q.set('after', String(after));
+    const source = new EventSource(`/api/audit/stream?${q.toString()}`);
+    source.addEventListener('ready', () => setConnected(true));
+    source.addEventListener('audit', (m) => {
+      const e = JSON.parse((m as MessageEvent<string>).data) as AuditEventView;
+      setLive((rows) => (rows.some((r) => r.id === e.id) ? rows : [e, ...rows].slice(0, 500)));
+    });
+    source.onerror = () => setConnected(false);
+    return () => source.close();
+  }, [search, first.data]);
+
+  const baseEvents = first.data?.events ?? [];
+  const seen = new Set(baseEvents.map((e) => e.id));
+  const events = [...live.filter((e) => !seen.has(e.id)), ...baseEvents, ...(older?.events ?? [])];
+  const cursor = older ? older.cursor : (first.data?.next_cursor ?? null);
+  const liveIds = new Set(live.map((e) => e.id));
+  const exportHref = (format: 'jsonl' | 'csv') => {
+    const q = new URLSearchParams(search.slice(1));
+    q.set('format', format);
+    return `/api/audit/export?${q.toString()}`;
+  };
+
+  return (
+    <Page
+      title="Activity"
+      intro="Everything AI clients did on your machines, every admin change and every sign-in. Each row is chained to the one before it, so an edit in the database shows."
+    >
+      <FilterBar filters={filters} onChange={setFilters} machines={machines.data?.machines ?? []} />
+      <div className="activity-toolbar">
+        <span className={connected ? 'live-dot on' : 'live-dot'} data-testid="live-state">
+          {connected ? 'Live' : 'Connecting…'}
+        </span>
+        <a className="button secondary" href={exportHref('jsonl')} download data-testid="export-jsonl">
+          Export JSON lines
+        </a>
+        <a className="button secondary" href={exportHref('csv')} download data-testid="export-csv">
+          Export CSV
+        </a>
+      </div>
+      <CallsChart events={events} now={new Date()} />
+      <ErrorNote error={errorText(first.error) ?? loadError} />
+      {first.data && events.length === 0 && <p className="hint">Nothing matches these filters.</p>}
+      <ul className="list activity-list">
+        {events.map((e) => (
+          <ActivityRow
+            key={e.id}
+            e={e}
+            live={liveIds.has(e.id)}
+            open={open === e.id}
+            onToggle={() => setOpen(open === e.id ? null : e.id)}
+          />
+        ))}
+      </ul>
+      {cursor && (
+        <button
+          type="button"
+          className="secondary"
+          onClick={async () => {
+            try {
+              const page = await call(auditEndpoints.list, { ...filter, limit: 100, cursor });
+              setOlder({ events: [...(older?.events ?? []), ...page.events], cursor: page.next_cursor });
+              setLoadError(null);
+            } catch (err) {
+              setLoadError(errorText(err));
+            }
+          }}
+        >
+          Load older
+        </button>
+      )}
+    </Page>
+  );
+}
