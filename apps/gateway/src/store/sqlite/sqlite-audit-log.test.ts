@@ -210,6 +210,13 @@ test('filters narrow by tool, machine, person, connection, outcome and time; the
   await store.appendAudit(event(2, { action: 'tool.write_file', machineId: 'mch_b', outcome: 'blocked_by_policy' }));
   await store.appendAudit(event(3, { actor: 'token:tok_9', userId: 'usr_2', outcome: 'approval_pending' }));
   await store.appendAudit({ accountId, at: '2026-01-02T00:04:00.000Z', actor: 'user:usr_2', action: 'member.remove' });
+  await store.appendAudit({
+    accountId,
+    at: '2026-01-02T00:05:00.000Z',
+    actor: 'system',
+    action: 'takeover.notice',
+    tool: 'exec',
+  });
   const ids = async (q: Partial<Parameters<SqliteStore['listAudit']>[1]>) =>
     (await store.listAudit(accountId, { limit: 50, ...q })).map((r) => r.id);
   expect(await ids({ tool: 'write_file' })).toEqual([3]);
@@ -218,11 +225,12 @@ test('filters narrow by tool, machine, person, connection, outcome and time; the
   expect(await ids({ credentialId: 'tok_9' })).toEqual([4]);
   expect(await ids({ outcome: 'error' })).toEqual([3]);
   expect(await ids({ toolCalls: true })).toEqual([4, 3, 2]);
+  expect(await ids({ tool: 'exec', toolCalls: true })).toEqual([4, 2]);
   expect(await ids({ action: 'member.remove' })).toEqual([5]);
   expect(await ids({ since: '2026-01-02T00:02:00.000Z', until: '2026-01-02T00:04:00.000Z' })).toEqual([4, 3]);
-  expect(await ids({ limit: 2 })).toEqual([5, 4]);
+  expect(await ids({ limit: 2 })).toEqual([6, 5]);
   expect(await ids({ limit: 2, beforeId: 4 })).toEqual([3, 2]);
-  expect(await ids({ afterId: 3, ascending: true })).toEqual([4, 5]);
+  expect(await ids({ afterId: 3, ascending: true })).toEqual([4, 5, 6]);
 });
 
 test('retention is stored per account and written to the log', async () => {

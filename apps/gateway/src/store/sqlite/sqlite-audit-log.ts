@@ -45,7 +45,9 @@ export function listAuditRows(db: Database.Database, accountId: string, q: Audit
     where.push('at < @until');
     params.until = q.until;
   }
-  if (q.toolCalls) where.push('tool IS NOT NULL');
+  // `tool.` … `tool/` is the range of `tool.<name>` actions (index-friendly, unlike LIKE); a takeover notice names
+  // a tool too but is no call.
+  if (q.toolCalls) where.push("action >= 'tool.' AND action < 'tool/'");
   eq('action', 'action', q.action);
   eq('user_id', 'userId', q.userId);
   eq('credential_id', 'credentialId', q.credentialId);
