@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { PROTOCOL_VERSION } from '@letkite/protocol';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from './app';
-import { LocalCoordination } from './coordination/local-coordination';
 import { openApprovals } from './approvals/open-approvals';
 import { createApiToken } from './auth/create-api-token';
+import { LocalCoordination } from './coordination/local-coordination';
 import type { GatewayDeps } from './deps';
 import { loadGatewayIdentity } from './hub/gateway-identity';
 import { LocalHub } from './hub/local-hub';
@@ -21,6 +21,7 @@ import { openPolicyStore } from './store/open-policy-store';
 import { SqliteIdentityStore } from './store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from './store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
+import { openTransferStore } from './transfers/open-transfer-store';
 
 const info = { hostname: 'h1', os: 'linux', arch: 'x64', version: '0.1.0', protocol: PROTOCOL_VERSION };
 const publicKey = () =>
@@ -46,6 +47,7 @@ describe('gateway HTTP routes', () => {
       store,
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       policies: openPolicyStore(store),
+      transfers: openTransferStore(store),
       mailer: createMailer({}),
       hub: new LocalHub(),
       approvals: openApprovals({

@@ -6,6 +6,7 @@ import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
 import type { Mailer } from './notify/mailer';
 import type { PolicyStore } from './store/policy-store';
+import type { TransferStore } from './transfers/transfer-store';
 import type { Store } from './store/types';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   identity: IdentityStore;
   /** The account's own policies (with every revision) and the account switches. */
   policies: PolicyStore;
+  /** Background transfers' status, written by the relaying gateway and read by any (transfer_status). */
+  transfers: TransferStore;
   /** Outgoing e-mail (invitations, approval requests). */
   mailer: Mailer;
   hub: AgentHub;

@@ -33,6 +33,7 @@ import { openOAuthStore } from './oauth/open-oauth-store';
 import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
+import { openTransferStore } from './transfers/open-transfer-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
 import { GATEWAY_VERSION } from './version';
@@ -81,6 +82,7 @@ export async function startGateway(
   const secretKey = config.secretKey ?? loadOrCreateSecretKeyFile(join(config.dataDir, 'secret.key'));
   const identity = openIdentityStore(store, { secretKey });
   const policies = openPolicyStore(store);
+  const transfers = openTransferStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   const hub = new LocalHub();
   const coordination: Coordination = config.natsUrl
@@ -139,6 +141,7 @@ export async function startGateway(
     store,
     identity,
     policies,
+    transfers,
     mailer,
     hub,
     approvals,

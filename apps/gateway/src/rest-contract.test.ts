@@ -42,6 +42,7 @@ import { openPolicyStore } from './store/open-policy-store';
 import { SqliteIdentityStore } from './store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from './store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
+import { openTransferStore } from './transfers/open-transfer-store';
 
 // Every REST answer the web app reads is parsed here with its schema from @letkite/protocol/api: a route that
 // drops a field, renames one or changes its type fails this suite before the web app breaks on it.
@@ -145,6 +146,7 @@ describe('REST answers match their @letkite/protocol/api schemas', () => {
       store,
       identity,
       policies: openPolicyStore(store),
+      transfers: openTransferStore(store),
       mailer: createMailer({}),
       hub: new LocalHub(),
       approvals: openApprovals({

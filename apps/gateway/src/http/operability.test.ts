@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createApp } from '../app';
-import { LocalCoordination } from '../coordination/local-coordination';
 import { openApprovals } from '../approvals/open-approvals';
 import { createApiToken } from '../auth/create-api-token';
+import { LocalCoordination } from '../coordination/local-coordination';
 import type { GatewayDeps } from '../deps';
 import { loadGatewayIdentity } from '../hub/gateway-identity';
 import { LocalHub } from '../hub/local-hub';
@@ -20,6 +20,7 @@ import { openPolicyStore } from '../store/open-policy-store';
 import { SqliteIdentityStore } from '../store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from '../store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { openTransferStore } from '../transfers/open-transfer-store';
 import { healthRoutes, type ReadinessCheck, shippedSqliteMigrations, sqliteMigrationsCheck } from './health';
 import { createGatewayLogger, prettyLine } from './logger';
 import { GatewayMetrics, metricsRoutes, PROMETHEUS_CONTENT_TYPE } from './metrics';
@@ -63,6 +64,7 @@ describe('health, readiness, metrics and request logs (through app.request)', ()
       store,
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       policies: openPolicyStore(store),
+      transfers: openTransferStore(store),
       mailer: createMailer({}),
       hub,
       approvals: openApprovals({

@@ -11,7 +11,6 @@ import type { AgentHub } from '../../hub/types';
 import { resolveGrantPolicy } from '../../policy/resolve-policy';
 import { prepareTransfer } from '../../transfers/prepare-transfer';
 import { type RelayProgress, relayTransfer } from '../../transfers/relay';
-import { openTransferStore } from '../../transfers/open-transfer-store';
 import { TransferRegistry } from '../../transfers/transfer-registry';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
 
@@ -51,7 +50,7 @@ const registries = new WeakMap<AgentHub, TransferRegistry>();
 function registryFor(deps: ToolCallContext['deps']): TransferRegistry {
   let registry = registries.get(deps.hub);
   if (!registry) {
-    registry = new TransferRegistry(openTransferStore(deps.store), Date.now, deps.log);
+    registry = new TransferRegistry(deps.transfers, Date.now, deps.log);
     registries.set(deps.hub, registry);
   }
   return registry;
