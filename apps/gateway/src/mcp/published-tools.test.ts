@@ -1,3 +1,4 @@
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { expect, test } from 'vitest';
 import { publishedTool } from './tool-handler';
 import { toolHandlers } from './tools';
@@ -23,5 +24,29 @@ test('every tool that can change something says so in its annotations', () => {
     if (descriptor.annotations.readOnlyHint !== true) {
       expect(descriptor.annotations.destructiveHint, descriptor.name).toBeTypeOf('boolean');
     }
+  }
+});
+
+test('the published input schema accepts and refuses what the zod schema does (JSON Schema validator of the SDK)', () => {
+  const validator = new AjvJsonSchemaValidator();
+  const cases: [string, Record<string, unknown>][] = [
+    ['exec', { machine: 'm', command: 'ls' }],
+    ['exec', { machine: 'm', argv: ['ls'] }],
+    ['exec', { machine: 'm' }],
+    ['exec', { machine: 'm', command: 'ls', argv: ['ls'] }],
+    ['exec', { machine: 'm', command: 'ls', timeout: 5 }],
+    ['job_start', { machine: 'm', argv: ['sleep', '1'] }],
+    ['job_start', { machine: 'm' }],
+    ['exec_many', { label: 'web', command: 'ls' }],
+    ['exec_many', { machines: ['a'], label: 'web', command: 'ls' }],
+    ['exec_many', { machines: ['a'], command: 'ls', argv: ['ls'] }],
+    ['exec_many', { command: 'ls' }],
+    ['read_file', { machine: 'm', path: '/etc/hostname', lenght: 3 }],
+  ];
+  for (const [name, args] of cases) {
+    const { descriptor } = toolHandlers.find((h) => h.descriptor.name === name) ?? {};
+    if (!descriptor) throw new Error(`no tool ${name}`);
+    const published = validator.getValidator(publishedTool(descriptor).inputSchema as never)(args).valid;
+    expect(published, `${name} ${JSON.stringify(args)}`).toBe(descriptor.input.safeParse(args).success);
   }
 });

@@ -1,6 +1,6 @@
-import { layeredFileAccess } from '@letkite/policy';
 import { type copyBetweenHostsInput, LetKiteError } from '@letkite/protocol';
 import type { z } from 'zod';
+import { checkPath } from '../files/check-path';
 import { prepareMachineCall } from '../machines/prepare-machine-call';
 import type { ToolCallContext } from '../mcp/tool-handler';
 import type { RelayRequest, TransferEnd } from './relay';
@@ -18,25 +18,16 @@ async function prepareEnd(
   mode: 'read' | 'write',
   confirm: boolean,
 ): Promise<TransferEnd> {
-  const { machine, policy, clamped } = await prepareMachineCall(ctx, end.machine);
-  if (!clamped.transfers) {
+  const prepared = await prepareMachineCall(ctx, end.machine);
+  const { machine, policy } = prepared;
+  if (!prepared.clamped.transfers) {
     throw new LetKiteError('blocked_by_ceiling', `machine "${machine.name}" does not allow file transfers`, {
       layer: 'ceiling',
       key: 'transfers',
       machine: machine.id,
     });
   }
-  // `~` in a rule means the run-as account's home, which only the agent knows: then the agent alone decides.
-  const patterns = [...clamped.file_layers.flat().map((r) => r.path), ...clamped.deny];
-  if (end.path.startsWith('/') && !patterns.some((p) => p.startsWith('~'))) {
-    const access = layeredFileAccess(end.path, { layers: clamped.file_layers, deny: clamped.deny, home: '/' });
-    if (access === 'none') throw new LetKiteError('not_found', `no such file: "${end.path}"`);
-    if (mode === 'write' && access === 'ro') {
-      throw new LetKiteError('blocked_by_policy', `"${end.path}" is read-only for this connection`, {
-        layer: 'policy',
-      });
-    }
-  }
+  checkPath(prepared, end.path, mode);
   return { machineId: machine.id, path: end.path, context: { policy, confirm, actor: ctx.principal.actor } };
 }
 

@@ -9,7 +9,7 @@ export const approvalWaitStatuses = ['pending', 'approved', 'denied', 'expired']
 export const ApprovalWaitStatus = z.enum(approvalWaitStatuses);
 export type ApprovalWaitStatus = z.infer<typeof ApprovalWaitStatus>;
 
-export const approvalWaitInput = z.object({
+export const approvalWaitInput = z.strictObject({
   approval_id: z.string().min(1).max(128).describe('The approval_id a gated call answered with.'),
   max_wait_s: z
     .number()

@@ -36,3 +36,27 @@ export const gatedCallErrors = [
   'approval_expired',
   'too_many_pending_approvals',
 ] as const satisfies readonly ErrorCode[];
+
+/**
+ * "Exactly one of `a` or `b`" for a tool input (REVIEW §4.3-1): the refinement validates it (one issue naming both
+ * keys), and the metadata publishes the same rule in the JSON Schema, so an AI reading tools/list sees what the call
+ * is checked against. The rule is published as one top-level `not` ("no pair has both or neither"), not as
+ * `oneOf`: the Anthropic API refuses every request whose tools have `oneOf`, `anyOf` or `allOf` at the top of an
+ * input schema, so a top-level `oneOf` would make the whole server unusable from Claude. Several pairs go in one
+ * call (zod keeps one metadata object per schema).
+ */
+export function exactlyOneOf<T extends z.ZodObject>(schema: T, ...pairs: readonly (readonly [string, string])[]): T {
+  const refined = schema.superRefine((value, ctx) => {
+    const given = value as Record<string, unknown>;
+    for (const [a, b] of pairs) {
+      if ((given[a] === undefined) === (given[b] === undefined)) {
+        ctx.addIssue({ code: 'custom', message: `give exactly one of "${a}" or "${b}"`, path: [], params: { a, b } });
+      }
+    }
+  });
+  const broken = pairs.flatMap(([a, b]) => [
+    { required: [a, b] },
+    { not: { anyOf: [{ required: [a] }, { required: [b] }] } },
+  ]);
+  return pairs.length === 0 ? refined : refined.meta({ not: { anyOf: broken } });
+}

@@ -1,33 +1,37 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
 import { ErrorPayload } from '../errors';
-import { MachineRef } from './common';
-import { execInput, execOutput } from './exec';
+import { exactlyOneOf, MachineRef } from './common';
+import { execFields, execOutput } from './exec';
 
-const { machine: _machine, stdin: _stdin, ...perMachine } = execInput.shape;
+const { machine: _machine, stdin: _stdin, ...perMachine } = execFields.shape;
 
-export const execManyInput = z.object({
-  machines: z
-    .array(MachineRef)
-    .min(1)
-    .max(200)
-    .optional()
-    .describe('Machine ids or unique names. Give either machines or label.'),
-  label: z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .describe('Every machine you can reach that carries this label. Give either machines or label.'),
-  ...perMachine,
-  max_parallel: z
-    .number()
-    .int()
-    .min(1)
-    .max(32)
-    .optional()
-    .describe('How many machines run at the same time (default 8).'),
-});
+export const execManyInput = exactlyOneOf(
+  z.strictObject({
+    machines: z
+      .array(MachineRef)
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Machine ids or unique names. Give either machines or label.'),
+    label: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('Every machine you can reach that carries this label. Give either machines or label.'),
+    ...perMachine,
+    max_parallel: z
+      .number()
+      .int()
+      .min(1)
+      .max(32)
+      .optional()
+      .describe('How many machines run at the same time (default 8).'),
+  }),
+  ['machines', 'label'],
+  ['command', 'argv'],
+);
 
 export const execManyOutput = z.object({
   results: z.array(

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
-import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
+import { exactlyOneOf, gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
-export const execInput = z.object({
+/** The fields of exec (exec_many and job_start reuse them), before the exactly-one rule is added. */
+export const execFields = z.strictObject({
   machine: MachineRef,
   command: z
     .string()
@@ -35,6 +36,8 @@ export const execInput = z.object({
     .optional()
     .describe('Set after showing the person the exact command, when a previous call answered confirmation_required.'),
 });
+
+export const execInput = exactlyOneOf(execFields, ['command', 'argv']);
 
 export const execOutput = z.object({
   exit_code: z.number().int().nullable(),

@@ -31,7 +31,7 @@ const confirm = z
     'Set after showing the person exactly what will change, when a previous call answered confirmation_required.',
   );
 
-export const readFileInput = z.object({ machine: MachineRef, ...ReadFileParams.shape });
+export const readFileInput = z.strictObject({ machine: MachineRef, ...ReadFileParams.shape });
 export const readFile = defineTool({
   name: 'read_file',
   title: 'Read a file',
@@ -44,7 +44,7 @@ export const readFile = defineTool({
   errors: [...reachingMachineErrors, 'not_found', 'too_large', 'forbidden'],
 });
 
-export const listDirInput = z.object({ machine: MachineRef, ...ListDirParams.shape });
+export const listDirInput = z.strictObject({ machine: MachineRef, ...ListDirParams.shape });
 export const listDir = defineTool({
   name: 'list_dir',
   title: 'List a directory',
@@ -56,7 +56,7 @@ export const listDir = defineTool({
   errors: [...reachingMachineErrors, 'not_found', 'forbidden'],
 });
 
-export const writeFileInput = z.object({ machine: MachineRef, ...WriteFileParams.shape, confirm });
+export const writeFileInput = z.strictObject({ machine: MachineRef, ...WriteFileParams.shape, confirm });
 export const writeFile = defineTool({
   name: 'write_file',
   title: 'Write a file',
@@ -79,7 +79,7 @@ export const writeFile = defineTool({
   gated: true,
 });
 
-export const deletePathInput = z.object({ machine: MachineRef, ...DeletePathParams.shape, confirm });
+export const deletePathInput = z.strictObject({ machine: MachineRef, ...DeletePathParams.shape, confirm });
 export const deletePath = defineTool({
   name: 'delete_path',
   title: 'Delete a file or directory',
@@ -94,7 +94,7 @@ export const deletePath = defineTool({
   gated: true,
 });
 
-export const gitStatusInput = z.object({ machine: MachineRef, ...GitStatusParams.shape });
+export const gitStatusInput = z.strictObject({ machine: MachineRef, ...GitStatusParams.shape });
 export const gitStatus = defineTool({
   name: 'git_status',
   title: 'Git status',
@@ -107,7 +107,7 @@ export const gitStatus = defineTool({
   errors: [...reachingMachineErrors, 'not_found', 'unsupported'],
 });
 
-export const gitDiffInput = z.object({ machine: MachineRef, ...GitDiffParams.shape });
+export const gitDiffInput = z.strictObject({ machine: MachineRef, ...GitDiffParams.shape });
 export const gitDiff = defineTool({
   name: 'git_diff',
   title: 'Git diff',

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool';
 import type { ErrorCode } from '../errors';
 import { JobInfo, JobOutputParams, JobRef } from '../ops-jobs';
-import { MachineRef } from './common';
-import { execInput } from './exec';
+import { exactlyOneOf, MachineRef } from './common';
+import { execFields } from './exec';
 
 /** Codes any job call can answer with (reaching the machine, or a job id it does not know). */
 const jobCodes = [
@@ -15,21 +15,24 @@ const jobCodes = [
   'timeout',
 ] as const satisfies readonly ErrorCode[];
 
-export const jobStartInput = z.object({
-  machine: MachineRef,
-  command: execInput.shape.command,
-  argv: execInput.shape.argv,
-  cwd: execInput.shape.cwd,
-  env: execInput.shape.env,
-  timeout_s: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 24 * 3600)
-    .optional()
-    .describe('Seconds before the job is ended (default 24 hours).'),
-  confirm: execInput.shape.confirm,
-});
+export const jobStartInput = exactlyOneOf(
+  z.strictObject({
+    machine: MachineRef,
+    command: execFields.shape.command,
+    argv: execFields.shape.argv,
+    cwd: execFields.shape.cwd,
+    env: execFields.shape.env,
+    timeout_s: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .optional()
+      .describe('Seconds before the job is ended (default 24 hours).'),
+    confirm: execFields.shape.confirm,
+  }),
+  ['command', 'argv'],
+);
 
 export const jobStart = defineTool({
   name: 'job_start',
@@ -52,7 +55,7 @@ export const jobStart = defineTool({
   gated: true,
 });
 
-export const jobStatusInput = z.object({ machine: MachineRef, ...JobRef.shape });
+export const jobStatusInput = z.strictObject({ machine: MachineRef, ...JobRef.shape });
 export const jobStatus = defineTool({
   name: 'job_status',
   title: 'Job state',
@@ -63,7 +66,7 @@ export const jobStatus = defineTool({
   errors: jobCodes,
 });
 
-export const jobOutputInput = z.object({ machine: MachineRef, ...JobOutputParams.shape });
+export const jobOutputInput = z.strictObject({ machine: MachineRef, ...JobOutputParams.shape });
 export const jobOutput = defineTool({
   name: 'job_output',
   title: 'Read job output',
@@ -85,7 +88,7 @@ export const jobOutput = defineTool({
   errors: jobCodes,
 });
 
-export const jobStopInput = z.object({ machine: MachineRef, ...JobRef.shape });
+export const jobStopInput = z.strictObject({ machine: MachineRef, ...JobRef.shape });
 export const jobStop = defineTool({
   name: 'job_stop',
   title: 'Stop a job',

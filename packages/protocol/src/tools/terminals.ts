@@ -24,7 +24,7 @@ const terminalCodes = [
 
 const maskedCount = z.number().int().describe('How many secrets were replaced by *** before this reached you.');
 
-export const terminalOpenInput = z.object({ machine: MachineRef, ...TerminalOpenParams.shape });
+export const terminalOpenInput = z.strictObject({ machine: MachineRef, ...TerminalOpenParams.shape });
 export const terminalOpen = defineTool({
   name: 'terminal_open',
   title: 'Open a terminal',
@@ -44,7 +44,7 @@ export const terminalOpen = defineTool({
   gated: true,
 });
 
-export const terminalSendInput = z.object({ machine: MachineRef, ...TerminalSendParams.shape });
+export const terminalSendInput = z.strictObject({ machine: MachineRef, ...TerminalSendParams.shape });
 export const terminalSend = defineTool({
   name: 'terminal_send',
   title: 'Type into a terminal',
@@ -56,7 +56,7 @@ export const terminalSend = defineTool({
   errors: terminalCodes,
 });
 
-export const terminalReadInput = z.object({ machine: MachineRef, ...TerminalReadParams.shape });
+export const terminalReadInput = z.strictObject({ machine: MachineRef, ...TerminalReadParams.shape });
 export const terminalRead = defineTool({
   name: 'terminal_read',
   title: 'Read a terminal',
@@ -73,7 +73,7 @@ export const terminalRead = defineTool({
   errors: terminalCodes,
 });
 
-export const terminalWaitInput = z.object({
+export const terminalWaitInput = z.strictObject({
   machine: MachineRef,
   ...TerminalRef.shape,
   pattern: z
@@ -110,7 +110,7 @@ export const terminalWait = defineTool({
   errors: [...terminalCodes, 'invalid_params'],
 });
 
-export const terminalCloseInput = z.object({ machine: MachineRef, ...TerminalRef.shape });
+export const terminalCloseInput = z.strictObject({ machine: MachineRef, ...TerminalRef.shape });
 export const terminalClose = defineTool({
   name: 'terminal_close',
   title: 'Close a terminal',

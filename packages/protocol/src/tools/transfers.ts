@@ -10,9 +10,9 @@ import { MachineRef } from './common';
  * with flow control, SHA-256 checked end to end and renamed into place atomically at the destination.
  */
 
-const Endpoint = z.object({ machine: MachineRef, path: AbsolutePath });
+const Endpoint = z.strictObject({ machine: MachineRef, path: AbsolutePath });
 
-export const copyBetweenHostsInput = z.object({
+export const copyBetweenHostsInput = z.strictObject({
   source: Endpoint.describe('What to copy: a file or a directory the file rules let you read.'),
   destination: Endpoint.describe(
     'Where the copy goes: the new path itself (its parent directory must exist), writable under the file rules.',
@@ -96,7 +96,7 @@ export const transferStatus = defineTool({
   title: 'Progress of a copy',
   description:
     'Progress of a transfer started with transfer_start: bytes and files done out of the total, the current rate, and the result or error once it ends. An id this gateway does not know (for example after a restart) answers not_found.',
-  input: z.object({ transfer_id: z.string().min(1).max(64) }),
+  input: z.strictObject({ transfer_id: z.string().min(1).max(64) }),
   output: z.object({
     transfer_id: z.string(),
     state: TransferState,

@@ -3,11 +3,13 @@ import { execMany, LetKiteError, toLetKiteError } from '@letkite/protocol';
 import type { z } from 'zod';
 import type { ApprovalReason } from '../../approvals/approval-store';
 import { commandRuleReason, machineSetTarget, policyToolReason, requireApproval } from '../../approvals/gate';
+import { type JudgedCommand, judgeCommandOn } from '../../commands/judge-and-gate';
+import { runCommand } from '../../commands/run-command';
 import { reachableMachines, resolveMachine } from '../../machines/resolve-machine';
 import { capOutput, DEFAULT_MAX_CHARS } from '../../output';
 import type { Machine } from '../../store/types';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
-import { checkExec, execAgentParams, runExec } from './exec';
+import { execAgentParams, execRequest, execWaitMs } from './exec';
 
 const DEFAULT_PARALLEL = 8;
 /** All machines' output together stays around this size; each machine gets an equal share (4k–64k chars). */
@@ -70,12 +72,7 @@ function commandRulesOf(judgements: readonly CommandJudgement[]): ApprovalReason
  * runs the command with `approved: true`.
  */
 export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
-  if ((input.machines === undefined) === (input.label === undefined)) {
-    throw new LetKiteError('invalid_params', 'give exactly one of "machines" or "label"');
-  }
-  if ((input.command === undefined) === (input.argv === undefined)) {
-    throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
-  }
+  // "Exactly one of machines or label" and "of command or argv" are the input schema's (published with it).
   const list = await targets(ctx, input);
   const { machines: _m, label: _l, max_parallel, ...perMachine } = input;
   const maxChars = Math.min(
@@ -87,13 +84,14 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
     machines: list.map((t) => t.id ?? t.ref),
   };
 
-  // The gateway's checks on every machine first: a refusal is that machine's error.
-  type Checked = Awaited<ReturnType<typeof checkExec>>;
+  // The gateway's checks on every machine first (quiet: the call audits the set): a refusal is that machine's error.
+  type Checked = JudgedCommand;
+  const params = execAgentParams(perMachine);
   const checked = await Promise.all(
     list.map(async (t): Promise<Checked | LetKiteError> => {
       if (t.error || t.id === null) return t.error ?? new LetKiteError('internal', 'internal error');
       try {
-        return await checkExec({ ...ctx, audit: {} }, perMachine, t.id);
+        return await judgeCommandOn(ctx, t.id, execRequest(perMachine), { quiet: true });
       } catch (err) {
         return toLetKiteError(err);
       }
@@ -120,11 +118,11 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       reason: needsHuman,
       // The approver sees every machine of the set and signs the same request for each of them (one that is
       // offline now may be back when the call is repeated).
-      agent: { op: 'exec', params: execAgentParams(perMachine), machines: await machinesOf(ctx, set) },
+      agent: { op: 'exec', params, machines: await machinesOf(ctx, set) },
     }));
   }
 
-  // Each machine's output is masked by runExec; an error can quote what a machine said, so it is masked too.
+  // Each machine's output is masked by runCommand; an error can quote what a machine said, so it is masked too.
   const masker = await outputMaskerFor(ctx);
   const results: z.infer<typeof execMany.output>['results'] = new Array(list.length);
   const outcomes: Record<string, string> = {};
@@ -140,7 +138,11 @@ export const execManyHandler = defineHandler(execMany, async (input, ctx) => {
       } else {
         try {
           if (ctx.signal.aborted) throw new LetKiteError('timeout', 'the call was cancelled');
-          const r = await runExec(ctx, perMachine, c, approved);
+          const r = await runCommand(ctx, c, 'exec', params, {
+            confirm: perMachine.confirm ?? false,
+            approved,
+            timeoutMs: execWaitMs(perMachine),
+          });
           const stdout = capOutput(r.stdout, { maxChars });
           const stderr = capOutput(r.stderr, { maxChars: Math.max(1000, Math.floor(maxChars / 4)) });
           entry = {

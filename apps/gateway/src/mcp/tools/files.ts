@@ -1,24 +1,24 @@
-import { posix } from 'node:path';
-import { fileAccess, layeredFileAccess } from '@letkite/policy';
 import {
+  type AgentOpParams,
+  type AgentOpResult,
   deletePath,
-  GitDiffResult,
-  GitStatusResult,
   gitDiff,
   gitStatus,
   LetKiteError,
-  ListDirResult,
   listDir,
-  ReadFileWindowResult,
+  type ReadFileWindowResult,
   readFile,
   type ToolDescriptor,
   writeFile,
 } from '@letkite/protocol';
 import type { z } from 'zod';
-import { approvalProofContext, policyToolReason, requireApproval } from '../../approvals/gate';
+import { policyToolReason, requireApproval } from '../../approvals/gate';
+import { checkPath } from '../../files/check-path';
 import { prepareMachineCall } from '../../machines/prepare-machine-call';
 import type { OutputMasker } from '../../output';
 import { defineHandler, outputMaskerFor, type ToolCallContext, type ToolHandler } from '../tool-handler';
+
+type FileOp = 'read_file' | 'list_dir' | 'write_file' | 'delete_path' | 'git_status' | 'git_diff';
 
 /** File operations answer quickly; a slow disk or a big git repository gets this long. */
 const FILE_OP_TIMEOUT_MS = 60_000;
@@ -27,38 +27,20 @@ const FILE_OP_TIMEOUT_MS = 60_000;
  * The gateway's part of a file call: resolve and check the machine, refuse early what the policy alone already
  * refuses (a path it hides answers exactly like a missing one), then let the agent decide on the real path.
  */
-async function callFileOp(
+async function callFileOp<K extends FileOp>(
   ctx: ToolCallContext,
-  op: string,
+  op: K,
   input: { machine: string; path: string; confirm?: boolean | undefined },
   mode: 'read' | 'write',
   extra: Record<string, unknown> = {},
-): Promise<unknown> {
+): Promise<AgentOpResult<K>> {
   const { machine: ref, confirm, ...rest } = input;
-  const params = { ...rest, ...extra };
+  // The tool's input minus machine and confirm is the op's params (the agent parses them against the registry).
+  const params = { ...rest, ...extra } as AgentOpParams<K>;
   ctx.audit.details = { path: input.path };
-  const { machine, policy, clamped } = await prepareMachineCall(ctx, ref);
-  // `~` in a rule means the run-as account's home, which only the agent knows: then the agent alone decides.
-  const patterns = [...clamped.file_layers.flat().map((r) => r.path), ...clamped.deny];
-  const path = posix.normalize(input.path);
-  if (path.startsWith('/') && !path.includes('\0') && !patterns.some((p) => p.startsWith('~'))) {
-    const access = layeredFileAccess(path, { layers: clamped.file_layers, deny: clamped.deny, home: '/' });
-    if (access === 'none') throw new LetKiteError('not_found', `no such file: "${input.path}"`);
-    if (mode === 'write' && access === 'ro') {
-      const policyAlone = fileAccess(path, { files: policy.files, deny: policy.deny, home: '/' });
-      throw policyAlone === 'rw'
-        ? new LetKiteError(
-            'blocked_by_ceiling',
-            `machine "${machine.name}"'s ceiling makes "${input.path}" read-only`,
-            {
-              layer: 'ceiling',
-            },
-          )
-        : new LetKiteError('blocked_by_policy', `"${input.path}" is read-only for this connection`, {
-            layer: 'policy',
-          });
-    }
-  }
+  const prepared = await prepareMachineCall(ctx, ref);
+  const { machine, policy } = prepared;
+  checkPath(prepared, input.path, mode);
   const needsHuman = mode === 'write' ? policyToolReason(policy, op) : null;
   ctx.audit.decision = needsHuman ? 'approve' : 'allow';
   const approved = needsHuman
@@ -73,19 +55,7 @@ async function callFileOp(
         })
       ).approved
     : false;
-  return ctx.deps.hub.call(
-    machine.id,
-    op,
-    params,
-    {
-      policy,
-      confirm: (confirm ?? false) || approved,
-      approved,
-      actor: ctx.principal.actor,
-      ...approvalProofContext(ctx),
-    },
-    { timeoutMs: FILE_OP_TIMEOUT_MS, signal: ctx.signal },
-  );
+  return prepared.call(op, params, { confirm: confirm ?? false, approved, timeoutMs: FILE_OP_TIMEOUT_MS });
 }
 
 function passThrough<I extends z.ZodObject, O extends z.ZodObject>(
@@ -94,7 +64,7 @@ function passThrough<I extends z.ZodObject, O extends z.ZodObject>(
 ): ToolHandler {
   return defineHandler(descriptor, async (input, ctx) => {
     const typed = input as { machine: string; path: string; confirm?: boolean };
-    return (await callFileOp(ctx, descriptor.name, typed, mode)) as z.infer<O>;
+    return (await callFileOp(ctx, descriptor.name as FileOp, typed, mode)) as z.infer<O>;
   });
 }
 
@@ -141,24 +111,24 @@ function maskReadWindow(result: ReadFileWindowResult, masker: OutputMasker) {
 }
 
 export const readFileHandler = defineHandler(readFile, async (input, ctx) => {
-  const raw = await callFileOp(ctx, 'read_file', input, 'read', { margin: READ_MARGIN_BYTES });
+  const window = await callFileOp(ctx, 'read_file', input, 'read', { margin: READ_MARGIN_BYTES });
   // A masked file read back and written unchanged would lose its secrets: masked_count tells the AI.
-  return maskReadWindow(ReadFileWindowResult.parse(raw), await outputMaskerFor(ctx));
+  return maskReadWindow(window, await outputMaskerFor(ctx));
 });
 
 export const gitDiffHandler = defineHandler(gitDiff, async (input, ctx) => {
-  const result = GitDiffResult.parse(await callFileOp(ctx, 'git_diff', input, 'read'));
+  const result = await callFileOp(ctx, 'git_diff', input, 'read');
   const masked = (await outputMaskerFor(ctx)).mask(result.diff);
   return { ...result, diff: masked.text, masked_count: masked.masked_count };
 });
 
 /** Names and paths can spell a secret too (a file named after a token): masked, which changes nothing else. */
 export const listDirHandler = defineHandler(listDir, async (input, ctx) => {
-  const result = ListDirResult.parse(await callFileOp(ctx, 'list_dir', input, 'read'));
+  const result = await callFileOp(ctx, 'list_dir', input, 'read');
   return (await outputMaskerFor(ctx)).maskValue(result);
 });
 export const gitStatusHandler = defineHandler(gitStatus, async (input, ctx) => {
-  const result = GitStatusResult.parse(await callFileOp(ctx, 'git_status', input, 'read'));
+  const result = await callFileOp(ctx, 'git_status', input, 'read');
   return (await outputMaskerFor(ctx)).maskValue(result);
 });
 export const writeFileHandler = passThrough(writeFile, 'write');

@@ -1,11 +1,8 @@
-import { commandRefusal, judgeCommand } from '@letkite/ceiling';
-import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop, LetKiteError } from '@letkite/protocol';
-import { approveIfNeeded } from '../../approvals/gate';
+import { JobInfo, JobOutputResult, jobOutput, jobStart, jobStatus, jobStop } from '@letkite/protocol';
+import { judgeAndGate } from '../../commands/judge-and-gate';
+import { type MachineCall, prepareMachineCall } from '../../machines/prepare-machine-call';
 import { maskCutStart, type OutputMasker } from '../../output';
-import { refuseUnreachableCwd } from '../../policy/check-cwd';
-import { reportedCeiling } from '../../policy/resolve-policy';
 import { defineHandler, outputMaskerFor } from '../tool-handler';
-import { type PreparedStatefulCall, prepareStatefulCall } from './stateful-call';
 
 const DEFAULT_JOB_TIMEOUT_S = 24 * 3600;
 /** job_stop waits for SIGTERM, the grace period and SIGKILL. */
@@ -16,24 +13,9 @@ function maskInfo(info: JobInfo, masker: OutputMasker): JobInfo {
   return { ...info, note: info.note === null ? null : masker.mask(info.note).text };
 }
 
-/** `job_start`: judged like exec on both sides; the agent answers as soon as the process is started. */
+/** `job_start`: judged and gated like exec on both sides; the agent answers as soon as the process is started. */
 export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
-  if ((input.command === undefined) === (input.argv === undefined)) {
-    throw new LetKiteError('invalid_params', 'give exactly one of "command" or "argv"');
-  }
-  const command = input.command ?? input.argv ?? [];
   ctx.audit.details = input.command !== undefined ? { command: input.command } : { argv: input.argv };
-  const m = await prepareStatefulCall(ctx, input.machine);
-  refuseUnreachableCwd(m.policy, m.clamped, input.cwd);
-  const judgement = judgeCommand(m.clamped, reportedCeiling(m.machine), command, {
-    confirm: input.confirm ?? false,
-    env: input.env,
-  });
-  ctx.audit.decision = judgement.verdict;
-  ctx.audit.reasons = judgement.reasons;
-  // deny and confirm refuse here; an `approve` verdict (or the policy's approval.tools) goes to the approval gate.
-  const refusal = commandRefusal(judgement, true);
-  if (refusal) throw refusal;
   const params = {
     command: input.command,
     argv: input.argv,
@@ -41,22 +23,23 @@ export const jobStartHandler = defineHandler(jobStart, async (input, ctx) => {
     env: input.env,
     timeout_ms: (input.timeout_s ?? DEFAULT_JOB_TIMEOUT_S) * 1000,
   };
-  const approved = await approveIfNeeded(ctx, {
-    tool: 'job_start',
-    machine: m.machine,
-    policy: m.policy,
-    args: input,
-    judgement: judgement,
-    agent: { op: 'job_start', params, machines: [m.machine] },
-  });
-  const info = JobInfo.parse(await m.call('job_start', params, { confirm: input.confirm ?? false, approved }));
+  const request = {
+    command: input.command ?? input.argv ?? [],
+    cwd: input.cwd,
+    env: input.env,
+    confirm: input.confirm ?? false,
+  };
+  const m = await judgeAndGate(ctx, input.machine, request, { tool: 'job_start', args: input, params });
+  const info = JobInfo.parse(
+    await m.call('job_start', params, { confirm: input.confirm ?? false, approved: m.approved }),
+  );
   ctx.audit.details = { ...ctx.audit.details, job_id: info.job_id };
   return maskInfo(info, await outputMaskerFor(ctx));
 });
 
 export const jobStatusHandler = defineHandler(jobStatus, async (input, ctx) => {
   ctx.audit.details = { job_id: input.job_id };
-  const m = await prepareStatefulCall(ctx, input.machine);
+  const m = await prepareMachineCall(ctx, input.machine);
   return maskInfo(JobInfo.parse(await m.call('job_status', { job_id: input.job_id })), await outputMaskerFor(ctx));
 });
 
@@ -66,7 +49,7 @@ const PAGE_MARGIN_BYTES = 8192;
 const MAX_MARGIN_PAGES = 8;
 
 /** The output just before `offset` (up to PAGE_MARGIN_BYTES, contiguous with it), or '' when it cannot be had. */
-async function outputBefore(m: PreparedStatefulCall, jobId: string, offset: number): Promise<string> {
+async function outputBefore(m: MachineCall, jobId: string, offset: number): Promise<string> {
   let from = Math.max(0, offset - PAGE_MARGIN_BYTES);
   let text = '';
   for (let i = 0; i < MAX_MARGIN_PAGES && from < offset; i++) {
@@ -88,7 +71,7 @@ async function outputBefore(m: PreparedStatefulCall, jobId: string, offset: numb
  */
 export const jobOutputHandler = defineHandler(jobOutput, async (input, ctx) => {
   ctx.audit.details = { job_id: input.job_id, offset: input.offset };
-  const m = await prepareStatefulCall(ctx, input.machine);
+  const m = await prepareMachineCall(ctx, input.machine);
   const { machine: _machine, ...params } = input;
   const page = JobOutputResult.parse(await m.call('job_output', params));
   const before = page.offset > 0 && page.data !== '' ? await outputBefore(m, input.job_id, page.offset) : '';
@@ -112,7 +95,7 @@ export const jobOutputHandler = defineHandler(jobOutput, async (input, ctx) => {
 
 export const jobStopHandler = defineHandler(jobStop, async (input, ctx) => {
   ctx.audit.details = { job_id: input.job_id };
-  const m = await prepareStatefulCall(ctx, input.machine);
+  const m = await prepareMachineCall(ctx, input.machine);
   const info = JobInfo.parse(await m.call('job_stop', { job_id: input.job_id }, { timeoutMs: STOP_TIMEOUT_MS }));
   return maskInfo(info, await outputMaskerFor(ctx));
 });

@@ -13,12 +13,12 @@ import {
 } from '@letkite/protocol';
 import { z } from 'zod';
 import { policyToolReason, requireApproval } from '../../approvals/gate';
+import { type MachineCall, prepareMachineCall, refuseInAllowlistMode } from '../../machines/prepare-machine-call';
 import { compileRedactionPatterns, type OutputMasker } from '../../output';
 import { refuseUnreachableCwd } from '../../policy/check-cwd';
 import { reportedCeiling } from '../../policy/resolve-policy';
 import type { Machine } from '../../store/types';
 import { defineHandler, outputMaskerFor, type ToolCallContext } from '../tool-handler';
-import { type PreparedStatefulCall, prepareStatefulCall, refuseInAllowlistMode } from './stateful-call';
 
 /** terminal_wait searches at most the newest this-many characters of (masked) text. */
 const WAIT_WINDOW_CHARS = 256 * 1024;
@@ -54,8 +54,8 @@ function refuseWithoutTerminals(machine: Machine, clamped: ClampedPolicy): void 
   );
 }
 
-async function terminalCall(ctx: ToolCallContext, ref: string): Promise<PreparedStatefulCall> {
-  const m = await prepareStatefulCall(ctx, ref);
+async function terminalCall(ctx: ToolCallContext, ref: string): Promise<MachineCall> {
+  const m = await prepareMachineCall(ctx, ref);
   refuseWithoutTerminals(m.machine, m.clamped);
   return m;
 }
