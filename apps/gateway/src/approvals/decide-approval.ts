@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { SignedInUser } from '../identity/current-user';
 import { type PasskeyDeps, verifyPasskeyAssertion } from '../identity/verify-passkey';
 import { type TotpDeps, verifyTotpOnce } from '../identity/verify-totp';
+import type { UserActor } from '../services/actor';
+import type { ServiceContext } from '../services/service-context';
 import type { ApprovalRequest } from './approval-store';
 import { isPasskeyOnly, loadApprovalFor, type ViewDeps } from './approval-view';
 import type { Approvals } from './approvals';
@@ -21,7 +23,16 @@ export const ApproveInput = z.discriminatedUnion('method', [
 ]);
 export type ApproveInput = z.infer<typeof ApproveInput>;
 
+/** Which approval request a decision is about. */
+export const ApprovalRef = z.object({ id: z.string().min(1).max(100) });
+/** The input of approving one request: its id and the approver's fresh proof. */
+export const ApproveRequestInput = z.intersection(ApprovalRef, ApproveInput);
+export type ApproveRequestInput = z.infer<typeof ApproveRequestInput>;
+
 export type DecideDeps = ViewDeps & PasskeyDeps & TotpDeps & { approvals: Approvals; log: (msg: string) => void };
+
+/** What a decision gets: the service context with the signed-in approver as its actor. */
+export type DecideContext = ServiceContext<DecideDeps, UserActor>;
 
 /** Refuses a decision on a request that is settled, expired, or that this person may not decide. */
 export function assertDecidable(r: ApprovalRequest, whyNot: string | null, now: Date): void {
@@ -127,21 +138,15 @@ async function settle(
  * Approves a request. The person must be signed in, allowed to decide it (connector / any_admin / four_eyes, and
  * never their own four-eyes request), and prove themselves again now: the link alone decides nothing.
  */
-export async function approveRequest(
-  deps: DecideDeps,
-  user: SignedInUser,
-  id: string,
-  body: unknown,
-): Promise<ApprovalRequest> {
-  const parsed = ApproveInput.safeParse(body);
-  if (!parsed.success)
-    throw new LetKiteError(
-      'invalid_params',
-      `approving needs a passkey assertion or a TOTP code: ${z.prettifyError(parsed.error)}`,
-    );
+export async function approveRequest(ctx: DecideContext, input: ApproveRequestInput): Promise<ApprovalRequest> {
+  const { deps } = ctx;
+  const user = ctx.actor.user;
+  const { id, ...given } = input;
+  // The intersection's type loses the union's narrowing on `method`; the schema checked it.
+  const proofInput = given as ApproveInput;
   const { request, whyNot } = await loadApprovalFor(deps, user, id);
   assertDecidable(request, whyNot, deps.now());
-  await assertMethodAllowed(deps, request, parsed.data.method);
+  await assertMethodAllowed(deps, request, proofInput.method);
   // Counted before the check, in the limiter every gateway shares: concurrent guesses each take one of the tries.
   const attempt = await deps.approvals.proofLimiter.hit(user.userId, deps.now().getTime());
   if (!attempt.allowed) {
@@ -149,21 +154,23 @@ export async function approveRequest(
       retry_after_s: Math.ceil(attempt.retryAfterMs / 1000),
     });
   }
-  const proof = await proofHolds(deps, user, request, parsed.data);
+  const proof = await proofHolds(deps, user, request, proofInput);
   if (proof.ok) await deps.approvals.proofLimiter.reset(user.userId);
   else {
     throw new LetKiteError(
       'forbidden',
-      parsed.data.method === 'totp' ? 'that code is wrong or was used already' : 'the passkey check failed',
+      proofInput.method === 'totp' ? 'that code is wrong or was used already' : 'the passkey check failed',
       { approval_id: id, reason: 'proof' },
     );
   }
-  return settle(deps, user, request, 'approved', parsed.data.method, proof.assertion);
+  return settle(deps, user, request, 'approved', proofInput.method, proof.assertion);
 }
 
 /** Denies a request: being signed in (with CSRF) and allowed to decide is enough; a denial runs nothing. */
-export async function denyRequest(deps: DecideDeps, user: SignedInUser, id: string): Promise<ApprovalRequest> {
-  const { request, whyNot } = await loadApprovalFor(deps, user, id);
+export async function denyRequest(ctx: DecideContext, input: z.infer<typeof ApprovalRef>): Promise<ApprovalRequest> {
+  const { deps } = ctx;
+  const user = ctx.actor.user;
+  const { request, whyNot } = await loadApprovalFor(deps, user, input.id);
   assertDecidable(request, whyNot, deps.now());
   return settle(deps, user, request, 'denied', 'session');
 }

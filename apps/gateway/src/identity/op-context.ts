@@ -1,23 +1,28 @@
 import { LetKiteError } from '@letkite/protocol';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
 import type { McpEndpoint } from '../mcp/mcp-endpoint';
+import type { UserActor } from '../services/actor';
+import { parseServiceInput } from '../services/define-service';
+import { auditEvent, type ServiceContext } from '../services/service-context';
 import type { AuditEventInput } from '../store/types';
 import type { SignedInUser } from './current-user';
 import { hasPermission, type Permission } from './permissions';
 
 /** The gateway's dependencies as identity operations see them: plus the MCP endpoint, to cut live sessions. */
 export interface IdentityDeps
-  extends Pick<GatewayDeps, 'store' | 'identity' | 'mailer' | 'hub' | 'coordination' | 'now' | 'log' | 'publicUrl'> {
+  extends Pick<
+    GatewayDeps,
+    'store' | 'identity' | 'policies' | 'mailer' | 'hub' | 'coordination' | 'now' | 'log' | 'publicUrl'
+  > {
   mcp: Pick<McpEndpoint, 'closeSessionsOf' | 'closeSessionsOfUser'>;
 }
 
-/** What an operation run by a signed-in person gets. */
-export interface OpContext {
-  deps: IdentityDeps;
-  user: SignedInUser;
-  now: Date;
-}
+/** What an operation run by a signed-in person gets: the service context with the person as its actor. */
+export type OpContext = ServiceContext<IdentityDeps, UserActor>;
+
+/** The input of an operation that takes none (path params and query strings are ignored, not refused). */
+export const NoInput = z.object({});
 
 /** Refuses with `forbidden` unless the person holds the permission. */
 export function requirePermission(user: SignedInUser, permission: Permission): void {
@@ -26,35 +31,19 @@ export function requirePermission(user: SignedInUser, permission: Permission): v
   }
 }
 
-/** Parses an operation's input, or `invalid_params` naming the first problem. */
+/** Parses an operation's input, or `invalid_params` naming every problem (the service layer's one parser). */
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new LetKiteError('invalid_params', `${where}${issue?.message ?? 'invalid input'}`, {
-      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message })),
-    });
-  }
-  return parsed.data;
+  return parseServiceInput(schema, input);
 }
 
-/** The audit event of an operation by the signed-in person. */
+/** The audit event of an operation by the signed-in person (the service layer's `auditEvent`). */
 export function auditBy(
   ctx: OpContext,
   action: string,
   target: string | null,
   details: Record<string, unknown> = {},
 ): AuditEventInput {
-  return {
-    accountId: ctx.user.accountId,
-    at: ctx.now.toISOString(),
-    actor: `user:${ctx.user.userId}`,
-    action,
-    target,
-    outcome: 'ok',
-    details,
-  };
+  return auditEvent(ctx, action, target, details);
 }
 
 /** What an operation run before anyone is signed in gets (sign-in, first-run setup, accepting an invitation). */

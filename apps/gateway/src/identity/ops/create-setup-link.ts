@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashSecret, newId } from '../../auth/secrets';
+import { actorLabel } from '../../services/actor';
 import type { IdentityStore } from '../identity-store';
 
 /** How long the first-run owner setup link works. */
@@ -32,7 +33,7 @@ export async function createOwnerSetupLink(
     {
       accountId: input.accountId,
       at: createdAt,
-      actor: 'system:start',
+      actor: actorLabel({ kind: 'system', task: 'start' }),
       action: 'setup_link.create',
       target: id,
       outcome: 'ok',

@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { userActor } from '../../services/actor';
+import { serviceContext } from '../../services/service-context';
+import { openPolicyStore } from '../../store/open-policy-store';
 import { SqliteIdentityStore } from '../../store/sqlite/sqlite-identity-store';
 import { SqliteStore } from '../../store/sqlite/sqlite-store';
 import type { IdentityDeps, OpContext } from '../op-context';
@@ -43,15 +46,20 @@ function ctxOf(store: SqliteStore, userId: string): OpContext {
   const deps = {
     store,
     identity: new SqliteIdentityStore(store),
+    policies: openPolicyStore(store),
     mcp: { closeSessionsOf: async () => {}, closeSessionsOfUser: async () => {} },
     now: () => new Date(),
     log: () => {},
   } as unknown as IdentityDeps;
-  return {
-    deps,
-    now: new Date(),
-    user: { userId, accountId, role: 'owner', permissions: permissionsOf('owner', null), sessionId: 's', name: userId },
+  const user = {
+    userId,
+    accountId,
+    role: 'owner',
+    permissions: permissionsOf('owner', null),
+    sessionId: 's',
+    name: userId,
   };
+  return serviceContext(deps, userActor(user), accountId);
 }
 
 function ownerCount(): number {
@@ -65,8 +73,8 @@ function ownerCount(): number {
 test('two owners demoting each other at once through two gateways leave one owner', async () => {
   const [a, b] = owners as [string, string];
   const results = await Promise.allSettled([
-    changeMemberRole(ctxOf(stores[0] as SqliteStore, a), { user_id: b, role: 'member' }),
-    changeMemberRole(ctxOf(stores[1] as SqliteStore, b), { user_id: a, role: 'member' }),
+    changeMemberRole.call(ctxOf(stores[0] as SqliteStore, a), { user_id: b, role: 'member' }),
+    changeMemberRole.call(ctxOf(stores[1] as SqliteStore, b), { user_id: a, role: 'member' }),
   ]);
   expect(ownerCount()).toBe(1);
   const refused = results.find((r) => r.status === 'rejected');
@@ -76,8 +84,8 @@ test('two owners demoting each other at once through two gateways leave one owne
 test('two owners removing each other at once through two gateways leave one owner', async () => {
   const [a, b] = owners as [string, string];
   const results = await Promise.allSettled([
-    removeMember(ctxOf(stores[0] as SqliteStore, a), { user_id: b }),
-    removeMember(ctxOf(stores[1] as SqliteStore, b), { user_id: a }),
+    removeMember.call(ctxOf(stores[0] as SqliteStore, a), { user_id: b }),
+    removeMember.call(ctxOf(stores[1] as SqliteStore, b), { user_id: a }),
   ]);
   expect(ownerCount()).toBe(1);
   const refused = results.find((r) => r.status === 'rejected');
@@ -87,19 +95,19 @@ test('two owners removing each other at once through two gateways leave one owne
 test('a demotion and a removal of the last two owners at once leave one owner', async () => {
   const [a, b] = owners as [string, string];
   await Promise.allSettled([
-    changeMemberRole(ctxOf(stores[0] as SqliteStore, a), { user_id: a, role: 'admin' }),
-    removeMember(ctxOf(stores[1] as SqliteStore, b), { user_id: b }),
+    changeMemberRole.call(ctxOf(stores[0] as SqliteStore, a), { user_id: a, role: 'admin' }),
+    removeMember.call(ctxOf(stores[1] as SqliteStore, b), { user_id: b }),
   ]);
   expect(ownerCount()).toBe(1);
 });
 
 test('the last owner cannot demote or remove themselves', async () => {
   const [a, b] = owners as [string, string];
-  await removeMember(ctxOf(stores[0] as SqliteStore, a), { user_id: b });
+  await removeMember.call(ctxOf(stores[0] as SqliteStore, a), { user_id: b });
   await expect(
-    changeMemberRole(ctxOf(stores[0] as SqliteStore, a), { user_id: a, role: 'admin' }),
+    changeMemberRole.call(ctxOf(stores[0] as SqliteStore, a), { user_id: a, role: 'admin' }),
   ).rejects.toMatchObject({ code: 'conflict' });
-  await expect(removeMember(ctxOf(stores[1] as SqliteStore, a), { user_id: a })).rejects.toMatchObject({
+  await expect(removeMember.call(ctxOf(stores[1] as SqliteStore, a), { user_id: a })).rejects.toMatchObject({
     code: 'conflict',
   });
   expect(ownerCount()).toBe(1);

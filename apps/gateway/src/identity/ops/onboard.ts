@@ -1,6 +1,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { newId } from '../../auth/secrets';
+import { actorLabel } from '../../services/actor';
 import type { AuditEventInput, User } from '../../store/types';
 import type { NewCredentials, Onboarding, WebSession } from '../identity-store';
 import { type PublicOpContext, parseInput } from '../op-context';
@@ -194,13 +195,13 @@ async function finish(
     {
       accountId: ticket.accountId,
       at,
-      actor: `user:${user.id}`,
+      actor: actorLabel({ kind: 'person', id: user.id }),
       action: ticket.kind === 'setup' ? 'owner.setup' : 'invitation.accept',
       target: ticket.kind === 'setup' ? user.id : ticket.id,
       outcome: 'ok',
       details: { role: ticket.role, method, email: person.email },
     },
-    signInAudit(session, `user:${user.id}`),
+    signInAudit(session, actorLabel({ kind: 'person', id: user.id })),
   ];
   const onboarding: Onboarding = {
     via:

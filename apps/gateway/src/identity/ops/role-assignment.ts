@@ -8,12 +8,12 @@ import type { OpContext } from '../op-context';
  * `members.manage` only makes members, with a custom role whose permissions they hold themselves.
  */
 export function assertMayAssign(ctx: OpContext, role: Role, customRole: CustomRole | null): void {
-  const mine = ctx.user.role;
+  const mine = ctx.actor.user.role;
   if (role === 'owner' && mine !== 'owner') throw new LetKiteError('forbidden', 'only an owner can make an owner');
   if (role === 'admin' && mine !== 'owner' && mine !== 'admin') {
     throw new LetKiteError('forbidden', 'only an owner or admin can make an admin');
   }
-  const beyond = customRole?.permissions.filter((p) => !ctx.user.permissions.has(p)) ?? [];
+  const beyond = customRole?.permissions.filter((p) => !ctx.actor.user.permissions.has(p)) ?? [];
   if (beyond.length > 0) {
     throw new LetKiteError('forbidden', `you cannot grant permissions you do not hold: ${beyond.join(', ')}`);
   }
@@ -23,7 +23,7 @@ export function assertMayAssign(ctx: OpContext, role: Role, customRole: CustomRo
 export async function customRoleFor(ctx: OpContext, role: Role, id: string | null | undefined) {
   if (!id) return null;
   if (role !== 'member') throw new LetKiteError('invalid_params', 'a custom role applies to members only');
-  const found = await ctx.deps.identity.getCustomRole(ctx.user.accountId, id);
+  const found = await ctx.deps.identity.getCustomRole(ctx.actor.user.accountId, id);
   if (!found) throw new LetKiteError('not_found', `no custom role "${id}"`);
   return found;
 }

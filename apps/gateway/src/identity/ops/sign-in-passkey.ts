@@ -1,6 +1,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { newId } from '../../auth/secrets';
+import { actorLabel } from '../../services/actor';
 import type { WebSession } from '../identity-store';
 import { type PublicOpContext, parseInput } from '../op-context';
 import { CHALLENGE_TTL_MS, newChallenge } from '../register-passkey';
@@ -68,6 +69,6 @@ export async function startSessionFor(
     userAgent: ctx.userAgent,
     now: ctx.now,
   });
-  await ctx.deps.identity.createSession(session, signInAudit(session, `user:${userId}`));
+  await ctx.deps.identity.createSession(session, signInAudit(session, actorLabel({ kind: 'person', id: userId })));
   return { session, token };
 }

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { userContext } from '../../services/adapters/rest';
 import { currentUser, requireUserForChange } from '../current-user';
 import type { IdentityDeps } from '../op-context';
 import { acceptInvitation } from '../ops/accept-invitation';
@@ -16,11 +17,12 @@ import { beginPasskeySignIn, signInWithPasskey } from '../ops/sign-in-passkey';
 import { signInWithPassword } from '../ops/sign-in-password';
 import { clearSessionCookie } from '../session-cookie';
 import { relyingParty } from '../verify-passkey';
-import { publicOp, userOp } from './route-adapters';
+import { beforeSignIn, identityRoutes, view } from './route-adapters';
 
 /** Sign-in, first-run setup, invitations, the current session, and the person's own security settings. */
 export function authRoutes(deps: IdentityDeps): Hono {
   const r = new Hono();
+  const route = identityRoutes(deps);
 
   r.get('/session', async (c) => {
     const user = await currentUser(c, deps);
@@ -52,61 +54,65 @@ export function authRoutes(deps: IdentityDeps): Hono {
     });
   });
 
-  r.post('/auth/passkey/options', publicOp(deps, beginPasskeySignIn));
-  r.post('/auth/passkey', publicOp(deps, signInWithPasskey));
-  r.post('/auth/password', publicOp(deps, signInWithPassword));
+  r.post('/auth/passkey/options', route.public(beforeSignIn('beginPasskeySignIn', beginPasskeySignIn)));
+  r.post('/auth/passkey', route.public(beforeSignIn('signInWithPasskey', signInWithPasskey)));
+  r.post('/auth/password', route.public(beforeSignIn('signInWithPassword', signInWithPassword)));
   r.post('/auth/sign-out', async (c) => {
     if (await currentUser(c, deps)) {
       const user = await requireUserForChange(c, deps);
-      await signOut({ deps, user, now: deps.now() });
+      await signOut.run(userContext(c, deps, user), {});
     }
     clearSessionCookie(c, deps.publicUrl);
     return c.json({ ok: true });
   });
 
-  r.post('/onboard/inspect', publicOp(deps, inspectOnboarding));
-  r.post('/onboard/passkey/options', publicOp(deps, beginOnboardingPasskey));
-  r.post('/onboard/passkey', publicOp(deps, completeOnboardingPasskey));
-  r.post('/onboard/totp', publicOp(deps, beginOnboardingTotp));
-  r.post('/onboard/password', publicOp(deps, completeOnboardingPassword));
-  r.post('/invitations/accept', userOp(deps, acceptInvitation));
+  r.post('/onboard/inspect', route.public(beforeSignIn('inspectOnboarding', inspectOnboarding)));
+  r.post('/onboard/passkey/options', route.public(beforeSignIn('beginOnboardingPasskey', beginOnboardingPasskey)));
+  r.post('/onboard/passkey', route.public(beforeSignIn('completeOnboardingPasskey', completeOnboardingPasskey)));
+  r.post('/onboard/totp', route.public(beforeSignIn('beginOnboardingTotp', beginOnboardingTotp)));
+  r.post('/onboard/password', route.public(beforeSignIn('completeOnboardingPassword', completeOnboardingPassword)));
+  r.post('/invitations/accept', route.user(acceptInvitation));
 
-  r.post('/session/account', userOp(deps, switchAccount));
+  r.post('/session/account', route.user(switchAccount));
   r.get(
     '/me/sessions',
-    userOp(deps, async (ctx) => ({
-      sessions: (await ctx.deps.identity.listSessions(ctx.user.userId)).map((s) => ({
-        id: s.id,
-        method: s.method,
-        user_agent: s.userAgent,
-        created_at: s.createdAt,
-        last_seen_at: s.lastSeenAt,
-        current: s.id === ctx.user.sessionId,
+    route.user(
+      view('listSessions', undefined, async (ctx) => ({
+        sessions: (await ctx.deps.identity.listSessions(ctx.actor.user.userId)).map((s) => ({
+          id: s.id,
+          method: s.method,
+          user_agent: s.userAgent,
+          created_at: s.createdAt,
+          last_seen_at: s.lastSeenAt,
+          current: s.id === ctx.actor.user.sessionId,
+        })),
       })),
-    })),
+    ),
   );
-  r.delete('/me/sessions/:id', userOp(deps, revokeSession));
+  r.delete('/me/sessions/:id', route.user(revokeSession));
   r.get(
     '/me/passkeys',
-    userOp(deps, async (ctx) => ({
-      passkeys: (await ctx.deps.identity.listPasskeys(ctx.user.userId)).map((p) => ({
-        id: p.id,
-        name: p.name,
-        created_at: p.createdAt,
-        last_used_at: p.lastUsedAt,
-        backed_up: p.backedUp,
-        // Public halves, so a machine's administrator can pin the passkey as an approver (DESIGN §6, §9).
-        public_key: p.publicKey,
-        rp_id: relyingParty(deps.publicUrl).rpID,
+    route.user(
+      view('listPasskeys', undefined, async (ctx) => ({
+        passkeys: (await ctx.deps.identity.listPasskeys(ctx.actor.user.userId)).map((p) => ({
+          id: p.id,
+          name: p.name,
+          created_at: p.createdAt,
+          last_used_at: p.lastUsedAt,
+          backed_up: p.backedUp,
+          // Public halves, so a machine's administrator can pin the passkey as an approver (DESIGN §6, §9).
+          public_key: p.publicKey,
+          rp_id: relyingParty(deps.publicUrl).rpID,
+        })),
       })),
-    })),
+    ),
   );
-  r.post('/me/passkeys/options', userOp(deps, beginAddPasskey));
-  r.post('/me/passkeys', userOp(deps, addPasskey));
-  r.delete('/me/passkeys/:id', userOp(deps, removePasskey));
-  r.post('/me/password/totp', userOp(deps, beginSetPassword));
-  r.post('/me/password', userOp(deps, setPassword));
-  r.delete('/me/password', userOp(deps, removePassword));
-  r.post('/me/recovery-codes', userOp(deps, regenerateRecoveryCodes));
+  r.post('/me/passkeys/options', route.user(beginAddPasskey));
+  r.post('/me/passkeys', route.user(addPasskey));
+  r.delete('/me/passkeys/:id', route.user(removePasskey));
+  r.post('/me/password/totp', route.user(beginSetPassword));
+  r.post('/me/password', route.user(setPassword));
+  r.delete('/me/password', route.user(removePassword));
+  r.post('/me/recovery-codes', route.user(regenerateRecoveryCodes));
   return r;
 }

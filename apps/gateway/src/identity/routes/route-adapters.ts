@@ -1,49 +1,73 @@
 import type { Context } from 'hono';
-import { clientOf } from '../../http/client-address';
-import { checkSameOrigin, requireUser, requireUserForChange } from '../current-user';
-import type { IdentityDeps, OpContext, PublicOpContext } from '../op-context';
+import { z } from 'zod';
+import type { Actor } from '../../services/actor';
+import { publicRoute, type RestOptions, userRoute } from '../../services/adapters/rest';
+import { defineService, type Service } from '../../services/define-service';
+import type { ServiceContext } from '../../services/service-context';
+import { type IdentityDeps, NoInput, type OpContext, type PublicOpContext } from '../op-context';
+import type { Permission } from '../permissions';
 import { setSessionCookie } from '../session-cookie';
 
-/** The JSON body of a request; an empty or malformed body reads as `{}` (the operation's schema then refuses). */
-export async function jsonBody(c: Context): Promise<unknown> {
-  return c.req.json().catch(() => ({}));
-}
+/** The context of an identity operation run before sign-in. */
+export type AnonymousContext = ServiceContext<IdentityDeps, Extract<Actor, { kind: 'anonymous' }>>;
 
-/** The real client's address, behind trusted proxies only (http/client-address.ts). */
-function clientAddress(c: Context): string {
-  return clientOf(c).address;
-}
-
-/** A route for an operation run before sign-in: same-origin check, then the operation. */
-export function publicOp<T>(deps: IdentityDeps, op: (ctx: PublicOpContext, input: unknown) => Promise<T>) {
-  return async (c: Context) => {
-    checkSameOrigin(c, deps);
-    const ctx = {
-      deps,
-      now: deps.now(),
-      userAgent: c.req.header('user-agent') ?? null,
-      clientAddress: clientAddress(c),
-    };
-    return c.json(withSession(c, deps, await op(ctx, await jsonBody(c))));
+/**
+ * The identity API's routes over the REST adapter (services/adapters/rest.ts), which does the session, CSRF and
+ * same-origin checks, parses with the operation's schema and maps errors with the one REST table. Every identity
+ * answer goes through `withSession`, so an operation that started a session sets its cookie.
+ */
+export function identityRoutes(deps: IdentityDeps) {
+  const options: RestOptions<unknown> = { present: (c, result) => withSession(c, deps, result) };
+  return {
+    /** A route for an operation by a signed-in person. */
+    user: <O>(service: Service<z.ZodType, O, OpContext>) => userRoute(deps, service, options as RestOptions<O>),
+    /** A route for an operation run before sign-in. */
+    public: <O>(service: Service<z.ZodType, O, AnonymousContext>) =>
+      publicRoute(deps, service, options as RestOptions<O>),
   };
 }
 
-/** A route for an operation by a signed-in person: session, CSRF for changes, then the operation. */
-export function userOp<T>(deps: IdentityDeps, op: (ctx: OpContext, input: unknown) => Promise<T>) {
-  return async (c: Context) => {
-    const user = c.req.method === 'GET' ? await requireUser(c, deps) : await requireUserForChange(c, deps);
-    const input = c.req.method === 'GET' ? c.req.query() : { ...((await jsonBody(c)) as object), ...c.req.param() };
-    const result = await op({ deps, user, now: deps.now() }, input);
-    return c.json(withSession(c, deps, result ?? { ok: true }));
-  };
+/** A read-only view for the web app as an operation: no input, a permission when the view needs one. */
+export function view<O>(name: string, permission: Permission | undefined, run: (ctx: OpContext) => Promise<O>) {
+  return defineService({
+    name,
+    input: NoInput,
+    ...(permission ? { permission } : {}),
+    run: (ctx: OpContext) => run(ctx),
+  });
+}
+
+/**
+ * An operation run before sign-in (sign-in, first-run setup) as a service: it parses its own input, and its
+ * context keeps the user agent and the client address (behind trusted proxies only) that it rate-limits by.
+ */
+export function beforeSignIn<O>(name: string, op: (ctx: PublicOpContext, raw: unknown) => Promise<O>) {
+  return defineService({
+    name,
+    input: z.unknown(),
+    run: (ctx: AnonymousContext, raw) =>
+      op(
+        {
+          deps: ctx.deps,
+          now: ctx.now,
+          userAgent: ctx.caller?.userAgent ?? null,
+          clientAddress: ctx.caller?.address ?? '',
+        },
+        raw,
+      ),
+  });
 }
 
 /** An operation that started a session sets its cookie; the token itself never goes into the JSON. */
-function withSession<T>(c: Context, deps: IdentityDeps, result: T): unknown {
+function withSession(c: Context, deps: IdentityDeps, result: unknown): unknown {
   if (result && typeof result === 'object' && 'token' in result && 'session' in result) {
-    const { token, session, ...rest } = result as { token: string; session: { id: string } } & Record<string, unknown>;
+    const {
+      token,
+      session: _session,
+      ...rest
+    } = result as { token: string; session: { id: string } } & Record<string, unknown>;
     setSessionCookie(c, deps.publicUrl, token);
     return { ok: true, ...rest };
   }
-  return result;
+  return result ?? { ok: true };
 }

@@ -1,8 +1,8 @@
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { LetKiteError } from '@letkite/protocol';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { clientOf } from '../../http/client-address';
 import { httpStatusOf } from '../../http/error-status';
 import {
   checkSameOrigin,
@@ -35,15 +35,12 @@ export async function jsonBody(c: Context): Promise<unknown> {
   return c.req.json().catch(() => ({}));
 }
 
-/** The client's address (for rate limits; '' when unknown) and user agent. */
+/**
+ * The client's address (for rate limits; '' when unknown) and user agent. The address is the real client's only
+ * behind a trusted proxy (http/client-address.ts): a forwarding header anyone can send is not believed.
+ */
 export function requestClient(c: Context): { userAgent: string | null; address: string } {
-  let address = '';
-  try {
-    address = getConnInfo(c).remote.address ?? '';
-  } catch {
-    // Not served by @hono/node-server (a test's app.request): no address.
-  }
-  return { userAgent: c.req.header('user-agent') ?? null, address };
+  return { userAgent: c.req.header('user-agent') ?? null, address: clientOf(c).address };
 }
 
 /** The request's id: the caller's X-Request-Id when it is well formed (the request log uses the same rule). */
@@ -88,7 +85,7 @@ async function answer<O, C extends ServiceContext<unknown>>(
  */
 export function userRoute<D extends SessionDeps, O>(
   deps: D,
-  service: Service<z.ZodType, O, ServiceContext<D, UserActor>>,
+  service: Service<z.ZodType, O, ServiceContext<NoInfer<D>, UserActor>>,
   options: RestOptions<O> = {},
 ) {
   return async (c: Context) => {
@@ -99,22 +96,30 @@ export function userRoute<D extends SessionDeps, O>(
       if (!(err instanceof LetKiteError)) throw err;
       return c.json({ error: err.toPayload() }, httpStatusOf[err.code]);
     }
-    const ctx: ServiceContext<D, UserActor> = {
-      actor: userActor(user),
-      account: user.accountId,
-      deps,
-      now: deps.now(),
-      requestId: requestIdOf(c),
-      caller: requestClient(c),
-    };
-    return answer(c, service, ctx, options);
+    return answer(c, service, userContext(c, deps, user), options);
+  };
+}
+
+/** The context of an operation by a signed-in person on this request (for a route that runs one itself). */
+export function userContext<D extends { now: () => Date }>(
+  c: Context,
+  deps: D,
+  user: SignedInUser,
+): ServiceContext<D, UserActor> {
+  return {
+    actor: userActor(user),
+    account: user.accountId,
+    deps,
+    now: deps.now(),
+    requestId: requestIdOf(c),
+    caller: requestClient(c),
   };
 }
 
 /** A route for an operation run before sign-in (sign-in, setup, invitations): the same-origin check, then it. */
 export function publicRoute<D extends Pick<SessionDeps, 'publicUrl' | 'now'>, O>(
   deps: D,
-  service: Service<z.ZodType, O, ServiceContext<D, Extract<Actor, { kind: 'anonymous' }>>>,
+  service: Service<z.ZodType, O, ServiceContext<NoInfer<D>, Extract<Actor, { kind: 'anonymous' }>>>,
   options: RestOptions<O> = {},
 ) {
   return async (c: Context) => {
