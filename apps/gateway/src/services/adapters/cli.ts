@@ -9,15 +9,15 @@ export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 
 /**
- * The CLI surface's one error table (REVIEW §4.2): bad input is a usage error (2), anything else a failure (1). A
- * new code does not compile until it is mapped here.
+ * The CLI surface's one error table (REVIEW §4.2): bad input is a usage error (2), anything else a failure (1) — the
+ * exit codes `letkite` always had. A new code does not compile until it is mapped here.
  */
 export const cliExitCodeOf: Record<ErrorCode, typeof EXIT_FAILED | typeof EXIT_USAGE> = {
   invalid_params: EXIT_USAGE,
   unauthenticated: EXIT_FAILED,
   forbidden: EXIT_FAILED,
-  machine_not_found: EXIT_USAGE,
-  ambiguous_machine: EXIT_USAGE,
+  machine_not_found: EXIT_FAILED,
+  ambiguous_machine: EXIT_FAILED,
   machine_offline: EXIT_FAILED,
   blocked_by_policy: EXIT_FAILED,
   blocked_by_ceiling: EXIT_FAILED,
@@ -27,10 +27,10 @@ export const cliExitCodeOf: Record<ErrorCode, typeof EXIT_FAILED | typeof EXIT_U
   approval_expired: EXIT_FAILED,
   too_many_pending_approvals: EXIT_FAILED,
   not_found: EXIT_FAILED,
-  too_large: EXIT_USAGE,
+  too_large: EXIT_FAILED,
   timeout: EXIT_FAILED,
   rate_limited: EXIT_FAILED,
-  unsupported: EXIT_USAGE,
+  unsupported: EXIT_FAILED,
   not_implemented: EXIT_FAILED,
   conflict: EXIT_FAILED,
   invalid_token: EXIT_FAILED,
