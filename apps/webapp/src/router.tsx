@@ -27,6 +27,8 @@ export const routes: RouteDef[] = [
   { path: '/connections', page: lazy(() => import('./pages/connections/connections-page')), nav: 'Connections' },
   { path: '/approvals', page: lazy(() => import('./pages/approvals/approvals-page')), nav: 'Approvals' },
   { path: '/activity', page: lazy(() => import('./pages/activity/activity-page')), nav: 'Activity' },
+  { path: '/policies', page: lazy(() => import('./pages/policies/policies-page')), nav: 'Policies' },
+  { path: '/account-settings', page: lazy(() => import('./pages/account-settings-page')), nav: 'Account settings' },
   { path: '/approvals/:id', page: lazy(() => import('./pages/approvals/approval-page')) },
 ];
 
