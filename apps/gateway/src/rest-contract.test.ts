@@ -241,7 +241,7 @@ describe('REST answers match their @letkite/protocol/api schemas', () => {
     expect(commands?.tools).toContain('exec');
     const created = await call(tokenEndpoints.create, {
       name: 'ci',
-      policy: 'read-only',
+      policy: 'full',
       machines: '*',
       scopes: [...groups.base_tools, ...(commands?.tools ?? [])],
       expires: '30d',
@@ -249,7 +249,7 @@ describe('REST answers match their @letkite/protocol/api schemas', () => {
     expect(created.token.length).toBeGreaterThan(20);
     const { tokens } = await call(tokenEndpoints.list, {});
     expect(tokens).toHaveLength(1);
-    expect(tokens[0]).toMatchObject({ id: created.id, name: 'ci', revoked_at: null, grant: { policy: 'read-only' } });
+    expect(tokens[0]).toMatchObject({ id: created.id, name: 'ci', revoked_at: null, grant: { policy: 'full' } });
     // The secret is in the creation answer only.
     expect(JSON.stringify(tokens)).not.toContain(created.token);
     await call(tokenEndpoints.revoke, { id: created.id });
