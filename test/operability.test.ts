@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
@@ -286,5 +287,86 @@ describe('behind a proxy and at the body limits (a real gateway, its JSON log re
     await waitFor('the request lines', () => (gw.process?.stderr.match(/"status":413/g) ?? []).length >= cases.length);
     expect(gw.process?.stderr).not.toMatch(/unhandled error/);
     expect(gw.process?.stderr).not.toMatch(/"level":"error"|"level":50/);
+  });
+});
+
+describe('infra/k8s manifests (parsed: no cluster runs here)', () => {
+  interface K8sObject {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string };
+    // biome-ignore lint/suspicious/noExplicitAny: a manifest is free-form YAML; the test checks what it relies on.
+    spec?: any;
+    data?: Record<string, string>;
+  }
+  const docs = (): K8sObject[] =>
+    parseAllDocuments(readFileSync(join(repoRoot, 'infra/k8s/gateway.yaml'), 'utf8')).map((d) => {
+      expect(d.errors).toEqual([]);
+      return d.toJS() as K8sObject;
+    });
+  const one = (kind: string) => {
+    const found = docs().filter((d) => d.kind === kind);
+    expect(found, kind).toHaveLength(1);
+    return found[0] as K8sObject;
+  };
+
+  test('the Deployment probes /readyz and /healthz, runs as non-root with no privileges, and sets resources', () => {
+    const dep = one('Deployment');
+    expect(dep.apiVersion).toBe('apps/v1');
+    const pod = dep.spec.template.spec;
+    expect(dep.spec.selector.matchLabels).toEqual(
+      expect.objectContaining({
+        'app.kubernetes.io/name': dep.spec.template.metadata.labels['app.kubernetes.io/name'],
+      }),
+    );
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
+    const c = pod.containers[0];
+    expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+    expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(c.resources.requests.memory).toBeDefined();
+    expect(c.resources.limits.memory).toBeDefined();
+    // The probes name ports the container declares; the data volume is the image's LETKITE_DATA.
+    const ports = (c.ports as { name: string; containerPort: number }[]).map((p) => p.name);
+    expect(ports).toContain(c.readinessProbe.httpGet.port);
+    expect(c.volumeMounts).toContainEqual(expect.objectContaining({ mountPath: '/var/lib/letkite-gateway' }));
+    // SIGTERM drains for LETKITE_SHUTDOWN_TIMEOUT_MS; the grace period must be longer.
+    const config = one('ConfigMap').data ?? {};
+    expect(Number(config.LETKITE_SHUTDOWN_TIMEOUT_MS) / 1000).toBeLessThan(pod.terminationGracePeriodSeconds);
+    expect(c.envFrom).toEqual(
+      expect.arrayContaining([
+        { configMapRef: { name: one('ConfigMap').metadata.name } },
+        expect.objectContaining({ secretRef: expect.objectContaining({ name: 'letkite-gateway' }) }),
+      ]),
+    );
+  });
+
+  test('the ConfigMap holds only LETKITE_* variables the gateway reads, and no secret', () => {
+    const data = one('ConfigMap').data ?? {};
+    const config = readFileSync(join(repoRoot, 'apps/gateway/src/config.ts'), 'utf8');
+    for (const name of Object.keys(data)) {
+      expect(name).toMatch(/^LETKITE_[A-Z_]+$/);
+      expect(config, `${name} is read by loadConfig`).toContain(`env.${name}`);
+      expect(name).not.toMatch(/SECRET|TOKEN|PASSWORD|SMTP_URL|DATABASE_URL/);
+    }
+  });
+
+  test('the Service, PodDisruptionBudget and claim select the gateway pods', () => {
+    const labels = one('Deployment').spec.template.metadata.labels;
+    for (const kind of ['Service', 'PodDisruptionBudget']) {
+      const spec = one(kind).spec;
+      const selector = spec.selector.matchLabels ?? spec.selector;
+      for (const [k, v] of Object.entries(selector)) expect(labels[k], `${kind} selector ${k}`).toBe(v);
+    }
+    expect(one('Service').spec.ports.map((p: { targetPort: string }) => p.targetPort)).toEqual(['http']);
+    expect(one('PodDisruptionBudget').apiVersion).toBe('policy/v1');
+    const claim = one('PersistentVolumeClaim').metadata.name;
+    expect(one('Deployment').spec.template.spec.volumes).toContainEqual(
+      expect.objectContaining({ persistentVolumeClaim: { claimName: claim } }),
+    );
   });
 });
