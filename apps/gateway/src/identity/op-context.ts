@@ -2,7 +2,7 @@ import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import type { GatewayDeps } from '../deps';
 import type { McpEndpoint } from '../mcp/mcp-endpoint';
-import type { UserActor } from '../services/actor';
+import type { AnonymousActor, UserActor } from '../services/actor';
 import { parseServiceInput } from '../services/define-service';
 import { auditEvent, type ServiceContext } from '../services/service-context';
 import type { AuditEventInput } from '../store/types';
@@ -20,6 +20,9 @@ export interface IdentityDeps
 
 /** What an operation run by a signed-in person gets: the service context with the person as its actor. */
 export type OpContext = ServiceContext<IdentityDeps, UserActor>;
+
+/** What an operation run before anyone is signed in gets (sign-in, first-run setup): an `anonymous` actor. */
+export type AnonymousContext = ServiceContext<IdentityDeps, AnonymousActor>;
 
 /** The input of an operation that takes none (path params and query strings are ignored, not refused). */
 export const NoInput = z.object({});

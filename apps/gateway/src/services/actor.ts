@@ -34,6 +34,8 @@ export type ActorKind = Actor['kind'];
 
 /** A caller with an MCP credential. */
 export type PrincipalActor = Extract<Actor, { kind: 'token' | 'connection' }>;
+/** Someone before sign-in. */
+export type AnonymousActor = Extract<Actor, { kind: 'anonymous' }>;
 /** A person signed in to the web app. */
 export type UserActor = Extract<Actor, { kind: 'user' }>;
 

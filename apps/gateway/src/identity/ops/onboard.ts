@@ -2,9 +2,10 @@ import { LetKiteError } from '@letkite/protocol';
 import { z } from 'zod';
 import { newId } from '../../auth/secrets';
 import { actorLabel } from '../../services/actor';
+import { defineService } from '../../services/define-service';
 import type { AuditEventInput, User } from '../../store/types';
 import type { NewCredentials, Onboarding, WebSession } from '../identity-store';
-import { type PublicOpContext, parseInput } from '../op-context';
+import type { AnonymousContext } from '../op-context';
 import { hashPassword, Password } from '../passwords';
 import {
   CHALLENGE_TTL_MS,
@@ -45,24 +46,28 @@ export const OnboardPasswordInput = z.object({
 });
 
 /** What the page shows before the person chooses how to sign in. */
-export async function inspectOnboarding(ctx: PublicOpContext, raw: unknown) {
-  const { token } = parseInput(OnboardTotpInput, raw);
-  const ticket = await resolveOnboardingTicket(ctx.deps, token, ctx.now);
-  const existing = ticket.email ? await ctx.deps.identity.findUserByEmail(ticket.email) : null;
-  const customRole = ticket.customRoleId
-    ? await ctx.deps.identity.getCustomRole(ticket.accountId, ticket.customRoleId)
-    : null;
-  return {
-    kind: ticket.kind,
-    account_name: ticket.accountName,
-    role: customRole?.name ?? ticket.role,
-    email: ticket.email,
-    /** An invitation for someone who already has a LetKite sign-in: they accept it signed in. */
-    existing_user: existing !== null,
-  };
-}
+export const inspectOnboarding = defineService({
+  name: 'inspectOnboarding',
+  input: OnboardTotpInput,
+  run: async (ctx: AnonymousContext, input) => {
+    const { token } = input;
+    const ticket = await resolveOnboardingTicket(ctx.deps, token, ctx.now);
+    const existing = ticket.email ? await ctx.deps.identity.findUserByEmail(ticket.email) : null;
+    const customRole = ticket.customRoleId
+      ? await ctx.deps.identity.getCustomRole(ticket.accountId, ticket.customRoleId)
+      : null;
+    return {
+      kind: ticket.kind,
+      account_name: ticket.accountName,
+      role: customRole?.name ?? ticket.role,
+      email: ticket.email,
+      /** An invitation for someone who already has a LetKite sign-in: they accept it signed in. */
+      existing_user: existing !== null,
+    };
+  },
+});
 
-async function ticketFor(ctx: PublicOpContext, token: string, email: string): Promise<OnboardingTicket> {
+async function ticketFor(ctx: AnonymousContext, token: string, email: string): Promise<OnboardingTicket> {
   const ticket = await resolveOnboardingTicket(ctx.deps, token, ctx.now);
   if (ticket.email !== null && ticket.email.toLowerCase() !== email.toLowerCase()) {
     throw new LetKiteError('invalid_params', `this invitation is for ${ticket.email}, not "${email}"`);
@@ -77,100 +82,117 @@ async function ticketFor(ctx: PublicOpContext, token: string, email: string): Pr
 }
 
 /** Passkey step 1: registration options; the challenge (and the new user's id) is bound to the link. */
-export async function beginOnboardingPasskey(ctx: PublicOpContext, raw: unknown) {
-  const input = parseInput(OnboardPasskeyOptionsInput, raw);
-  const ticket = await ticketFor(ctx, input.token, input.email);
-  const userId = ticket.userId ?? newId('usr');
-  const challenge = newChallenge();
-  const id = newId('chl');
-  await ctx.deps.identity.putChallenge({
-    id,
-    purpose: 'onboard-passkey',
-    subject: ticket.id,
-    value: JSON.stringify({ challenge, userId }),
-    createdAt: ctx.now.toISOString(),
-    expiresAt: new Date(ctx.now.getTime() + CHALLENGE_TTL_MS).toISOString(),
-  });
-  const options = await passkeyRegistrationOptions({
-    userId,
-    userName: input.email,
-    displayName: input.name,
-    challenge,
-    deps: ctx.deps,
-  });
-  return { challenge_id: id, options };
-}
+export const beginOnboardingPasskey = defineService({
+  name: 'beginOnboardingPasskey',
+  input: OnboardPasskeyOptionsInput,
+  run: async (ctx: AnonymousContext, input) => {
+    const ticket = await ticketFor(ctx, input.token, input.email);
+    const userId = ticket.userId ?? newId('usr');
+    const challenge = newChallenge();
+    const id = newId('chl');
+    await ctx.deps.identity.putChallenge({
+      id,
+      purpose: 'onboard-passkey',
+      subject: ticket.id,
+      value: JSON.stringify({ challenge, userId }),
+      createdAt: ctx.now.toISOString(),
+      expiresAt: new Date(ctx.now.getTime() + CHALLENGE_TTL_MS).toISOString(),
+    });
+    const options = await passkeyRegistrationOptions({
+      userId,
+      userName: input.email,
+      displayName: input.name,
+      challenge,
+      deps: ctx.deps,
+    });
+    return { challenge_id: id, options };
+  },
+});
 
 /** Passkey step 2: verifies the new passkey and completes the link. */
-export async function completeOnboardingPasskey(ctx: PublicOpContext, raw: unknown) {
-  const input = parseInput(OnboardPasskeyInput, raw);
-  const ticket = await ticketFor(ctx, input.token, input.email);
-  const c = await ctx.deps.identity.takeChallenge(
-    input.challenge_id,
-    'onboard-passkey',
-    ticket.id,
-    ctx.now.toISOString(),
-  );
-  if (!c) throw new LetKiteError('unauthenticated', 'the passkey prompt expired; try again');
-  const { challenge, userId } = JSON.parse(c.value) as { challenge: string; userId: string };
-  const passkey = await verifyPasskeyRegistration({
-    userId,
-    name: input.passkey_name,
-    challenge,
-    response: input.response,
-    deps: ctx.deps,
-  });
-  return finish(ctx, ticket, { id: userId, name: input.name, email: input.email }, { passkey }, 'passkey');
-}
+export const completeOnboardingPasskey = defineService({
+  name: 'completeOnboardingPasskey',
+  input: OnboardPasskeyInput,
+  run: async (ctx: AnonymousContext, input) => {
+    const ticket = await ticketFor(ctx, input.token, input.email);
+    const c = await ctx.deps.identity.takeChallenge(
+      input.challenge_id,
+      'onboard-passkey',
+      ticket.id,
+      ctx.now.toISOString(),
+    );
+    if (!c) throw new LetKiteError('unauthenticated', 'the passkey prompt expired; try again');
+    const { challenge, userId } = JSON.parse(c.value) as { challenge: string; userId: string };
+    const passkey = await verifyPasskeyRegistration({
+      userId,
+      name: input.passkey_name,
+      challenge,
+      response: input.response,
+      deps: ctx.deps,
+    });
+    return finish(ctx, ticket, { id: userId, name: input.name, email: input.email }, { passkey }, 'passkey');
+  },
+});
 
 /** Password step 1: a TOTP secret for the authenticator app, kept until confirmed by a code. */
-export async function beginOnboardingTotp(ctx: PublicOpContext, raw: unknown) {
-  const input = parseInput(OnboardTotpInput, raw);
-  const ticket = await resolveOnboardingTicket(ctx.deps, input.token, ctx.now);
-  const { secret, uri } = newTotpSecret(ticket.email ?? ticket.accountName);
-  const id = newId('chl');
-  await ctx.deps.identity.putChallenge({
-    id,
-    purpose: 'onboard-totp',
-    subject: ticket.id,
-    value: secret,
-    createdAt: ctx.now.toISOString(),
-    expiresAt: new Date(ctx.now.getTime() + 30 * 60_000).toISOString(),
-  });
-  return { challenge_id: id, secret, uri };
-}
+export const beginOnboardingTotp = defineService({
+  name: 'beginOnboardingTotp',
+  input: OnboardTotpInput,
+  run: async (ctx: AnonymousContext, input) => {
+    const ticket = await resolveOnboardingTicket(ctx.deps, input.token, ctx.now);
+    const { secret, uri } = newTotpSecret(ticket.email ?? ticket.accountName);
+    const id = newId('chl');
+    await ctx.deps.identity.putChallenge({
+      id,
+      purpose: 'onboard-totp',
+      subject: ticket.id,
+      value: secret,
+      createdAt: ctx.now.toISOString(),
+      expiresAt: new Date(ctx.now.getTime() + 30 * 60_000).toISOString(),
+    });
+    return { challenge_id: id, secret, uri };
+  },
+});
 
 /** Password step 2: the password and the first authenticator code; returns the recovery codes once. */
-export async function completeOnboardingPassword(ctx: PublicOpContext, raw: unknown) {
-  const input = parseInput(OnboardPasswordInput, raw);
-  const ticket = await ticketFor(ctx, input.token, input.email);
-  const c = await ctx.deps.identity.peekChallenge(input.challenge_id, 'onboard-totp', ticket.id, ctx.now.toISOString());
-  if (!c) throw new LetKiteError('invalid_params', 'the authenticator setup expired; start again');
-  const step = totpStepOf(c.value, input.code, ctx.now);
-  if (step === null)
-    throw new LetKiteError('invalid_params', 'the authenticator code does not match; try the next one');
-  const recovery = newRecoveryCodes();
-  const userId = ticket.userId ?? newId('usr');
-  const result = await finish(
-    ctx,
-    ticket,
-    { id: userId, name: input.name, email: input.email },
-    {
-      password: {
-        passwordHash: await hashPassword(input.password),
-        totpSecret: c.value,
-        totpStep: step,
-        recoveryCodeHashes: recovery.hashes,
+export const completeOnboardingPassword = defineService({
+  name: 'completeOnboardingPassword',
+  input: OnboardPasswordInput,
+  run: async (ctx: AnonymousContext, input) => {
+    const ticket = await ticketFor(ctx, input.token, input.email);
+    const c = await ctx.deps.identity.peekChallenge(
+      input.challenge_id,
+      'onboard-totp',
+      ticket.id,
+      ctx.now.toISOString(),
+    );
+    if (!c) throw new LetKiteError('invalid_params', 'the authenticator setup expired; start again');
+    const step = totpStepOf(c.value, input.code, ctx.now);
+    if (step === null)
+      throw new LetKiteError('invalid_params', 'the authenticator code does not match; try the next one');
+    const recovery = newRecoveryCodes();
+    const userId = ticket.userId ?? newId('usr');
+    const result = await finish(
+      ctx,
+      ticket,
+      { id: userId, name: input.name, email: input.email },
+      {
+        password: {
+          passwordHash: await hashPassword(input.password),
+          totpSecret: c.value,
+          totpStep: step,
+          recoveryCodeHashes: recovery.hashes,
+        },
       },
-    },
-    'password_totp',
-  );
-  await ctx.deps.identity.takeChallenge(c.id, 'onboard-totp', ticket.id, ctx.now.toISOString());
-  return { ...result, recovery_codes: recovery.codes };
-}
+      'password_totp',
+    );
+    await ctx.deps.identity.takeChallenge(c.id, 'onboard-totp', ticket.id, ctx.now.toISOString());
+    return { ...result, recovery_codes: recovery.codes };
+  },
+});
 
 async function finish(
-  ctx: PublicOpContext,
+  ctx: AnonymousContext,
   ticket: OnboardingTicket,
   person: { id: string; name: string; email: string },
   credentials: NewCredentials,
@@ -187,7 +209,7 @@ async function finish(
     userId: user.id,
     accountId: ticket.accountId,
     method,
-    userAgent: ctx.userAgent,
+    userAgent: ctx.caller?.userAgent ?? null,
     now: ctx.now,
   });
   const at = ctx.now.toISOString();

@@ -66,11 +66,11 @@ export function authRoutes(deps: IdentityDeps): Hono {
     return c.json({ ok: true });
   });
 
-  r.post('/onboard/inspect', route.public(beforeSignIn('inspectOnboarding', inspectOnboarding)));
-  r.post('/onboard/passkey/options', route.public(beforeSignIn('beginOnboardingPasskey', beginOnboardingPasskey)));
-  r.post('/onboard/passkey', route.public(beforeSignIn('completeOnboardingPasskey', completeOnboardingPasskey)));
-  r.post('/onboard/totp', route.public(beforeSignIn('beginOnboardingTotp', beginOnboardingTotp)));
-  r.post('/onboard/password', route.public(beforeSignIn('completeOnboardingPassword', completeOnboardingPassword)));
+  r.post('/onboard/inspect', route.public(inspectOnboarding));
+  r.post('/onboard/passkey/options', route.public(beginOnboardingPasskey));
+  r.post('/onboard/passkey', route.public(completeOnboardingPasskey));
+  r.post('/onboard/totp', route.public(beginOnboardingTotp));
+  r.post('/onboard/password', route.public(completeOnboardingPassword));
   r.post('/invitations/accept', route.user(acceptInvitation));
 
   r.post('/session/account', route.user(switchAccount));

@@ -1,15 +1,10 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import type { Actor } from '../../services/actor';
 import { publicRoute, type RestOptions, userRoute } from '../../services/adapters/rest';
 import { defineService, type Service } from '../../services/define-service';
-import type { ServiceContext } from '../../services/service-context';
-import { type IdentityDeps, NoInput, type OpContext, type PublicOpContext } from '../op-context';
+import { type AnonymousContext, type IdentityDeps, NoInput, type OpContext, type PublicOpContext } from '../op-context';
 import type { Permission } from '../permissions';
 import { setSessionCookie } from '../session-cookie';
-
-/** The context of an identity operation run before sign-in. */
-export type AnonymousContext = ServiceContext<IdentityDeps, Extract<Actor, { kind: 'anonymous' }>>;
 
 /**
  * The identity API's routes over the REST adapter (services/adapters/rest.ts), which does the session, CSRF and
