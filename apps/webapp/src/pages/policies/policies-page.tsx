@@ -89,9 +89,9 @@ function PolicyEditor(props: {
   const [source, setSource] = useState(policy?.source ?? NEW_POLICY);
   const [issues, setIssues] = useState<PolicyIssue[]>([]);
   const [parsed, setParsed] = useState<Record<string, unknown> | null>(policy?.parsed ?? null);
-  const create = useApiMutation(policyEndpoints.create, { invalidates: [policyEndpoints.list] });
-  const update = useApiMutation(policyEndpoints.update, { invalidates: [policyEndpoints.list] });
-  const remove = useApiMutation(policyEndpoints.remove, { invalidates: [policyEndpoints.list] });
+  const create = useApiMutation(policyEndpoints.create, { invalidates: [policyEndpoints.list, policyEndpoints.show] });
+  const update = useApiMutation(policyEndpoints.update, { invalidates: [policyEndpoints.list, policyEndpoints.show] });
+  const remove = useApiMutation(policyEndpoints.remove, { invalidates: [policyEndpoints.list, policyEndpoints.show] });
 
   // Checked by the gateway a moment after the last keystroke: the same parser a save uses.
   useEffect(() => {
