@@ -7,6 +7,7 @@ import { LocalCoordination } from '../../coordination/local-coordination';
 import { httpStatusOf } from '../../http/error-status';
 import { LocalHub } from '../../hub/local-hub';
 import { createMailer } from '../../notify/mailer';
+import { openPolicyStore } from '../../store/open-policy-store';
 import { SqliteIdentityStore } from '../../store/sqlite/sqlite-identity-store';
 import { SqliteStore } from '../../store/sqlite/sqlite-store';
 import type { IdentityDeps } from '../op-context';
@@ -35,6 +36,7 @@ describe('identity REST API', () => {
     deps = {
       store,
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
+      policies: openPolicyStore(store),
       mailer: createMailer({}),
       hub: new LocalHub(),
       coordination: new LocalCoordination(),
