@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { openStore } from '@letkite/gateway';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { callTool, mcpClient, TestGateway } from './support/letkite';
-import { cliMain, freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
+import { cliMain, freePort, removeDir, repoRoot, runCliCommand, tempDir, waitFor } from './support/processes';
 
 /**
  * `letkite start` as a person runs it in a terminal: its own process group, so Ctrl-C (SIGINT to the whole
@@ -420,4 +420,56 @@ describe('what tripped a new user: last seen', () => {
       await agent.dispose();
     }
   });
+});
+
+describe('what tripped a new user: machine names', () => {
+  let gw: TestGateway;
+  afterAll(async () => {
+    await gw?.dispose();
+  });
+
+  test('a second machine with a taken host name gets a suffix and is told; a taken --name is refused; an admin renames', async () => {
+    gw = await TestGateway.start();
+    const host = hostname().toLowerCase();
+    const enroll = async (extra: string[], token?: string) => {
+      const dir = tempDir('names');
+      dirs.push(dir);
+      const args = ['agent', 'join', gw.url, '-', '--state-dir', join(dir, 's'), '--ceiling', join(dir, 'c.toml')];
+      return runCliCommand([...args, '--run-as', 'nobody', ...extra], {}, token ?? (await gw.joinToken()));
+    };
+    const first = await enroll([]);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await enroll([]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(new RegExp(`as "${host}-2"`, 'i'));
+    expect(second.stdout).toContain('is already enrolled, so this one is');
+
+    // A name chosen with --name that is taken is refused, and the token is still good for another name.
+    const token = await gw.joinToken();
+    const taken = await enroll(['--name', `${host}-2`], token);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain('conflict');
+    const other = await enroll(['--name', 'db-1'], token);
+    expect(other.code, other.stderr).toBe(0);
+
+    const list = await runCliCommand(['admin', 'machine', 'list'], gw.cliEnv);
+    const rows = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    expect(rows.map((r) => r[1]).sort()).toEqual([host, `${host}-2`, 'db-1'].sort());
+    const secondId = rows.find((r) => r[1]?.toLowerCase() === `${host}-2`)?.[0] as string;
+
+    const renamed = await runCliCommand(['admin', 'machine', 'rename', secondId, 'web-1'], gw.cliEnv);
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stdout).toContain('to "web-1"');
+    const clash = await runCliCommand(['admin', 'machine', 'rename', 'web-1', 'DB-1'], gw.cliEnv);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain('conflict');
+    const bad = await runCliCommand(['admin', 'machine', 'rename', 'web-1', 'no spaces'], gw.cliEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid_params');
+    const after = await runCliCommand(['admin', 'machine', 'list'], gw.cliEnv);
+    expect(after.stdout).toMatch(new RegExp(`^${secondId}\tweb-1\t`, 'm'));
+  }, 400_000);
 });

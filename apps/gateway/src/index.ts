@@ -13,6 +13,7 @@ export { installCommand } from './http/install-script';
 export { openIdentityStore } from './identity/open-identity-store';
 export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-setup-link';
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';
+export { RenameMachineInput, renameMachine } from './machines/rename-machine';
 export { type RunningGateway, startGateway } from './main';
 export { toolGroupNames, toolsForScopeList } from './oauth/scopes';
 export { getAccountSettings, updateAccountSettings } from './policies/account-settings';

@@ -17,6 +17,7 @@ import { builtinPolicyNames, parsePolicyToml } from '@letkite/policy';
 import { type CliIo, EXIT_OK, UsageError } from '../io';
 import { dataDir } from '../paths';
 import { AUDIT_USAGE, adminAudit } from './admin-audit';
+import { adminMachine, MACHINE_USAGE } from './admin-machine';
 import { ACCOUNT_USAGE, adminAccount, adminPolicy, POLICY_USAGE } from './admin-policy';
 
 /**
@@ -33,8 +34,9 @@ export async function admin(args: string[], io: CliIo): Promise<number> {
   if (sub === 'policy') return adminPolicy(rest, io, withStore);
   if (sub === 'audit') return adminAudit(rest, io, withStore);
   if (sub === 'account') return adminAccount(rest, io, withStore);
+  if (sub === 'machine') return adminMachine(rest, io, withStore);
   throw new UsageError(
-    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m] [--url URL]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}\n${AUDIT_USAGE}`,
+    `${TOKEN_USAGE}\n       letkite admin join-token [--ttl 15m] [--url URL]\n${REDACTION_USAGE}\n${POLICY_USAGE}\n${ACCOUNT_USAGE}\n${AUDIT_USAGE}\n${MACHINE_USAGE}`,
   );
 }
 

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   Agent,
@@ -66,6 +67,14 @@ async function join(args: string[], io: CliIo): Promise<number> {
     insecure: values.insecure ?? false,
   });
   io.stdout.write(`Joined ${state.gateway_url} as "${state.name}" (${state.machine_id}). State in ${stateDir}.\n`);
+  const asked = values.name ?? hostname();
+  if (state.name.toLowerCase() !== asked.toLowerCase()) {
+    // Names are unique in an account: a taken host name got a suffix.
+    io.stdout.write(
+      `A machine named "${asked}" is already enrolled, so this one is "${state.name}"; rename it with ` +
+        `"letkite admin machine rename ${state.machine_id} NAME" or on the dashboard.\n`,
+    );
+  }
   // The pin is what the agent will demand on every connect; the gateway logs the same fingerprint at start-up.
   io.stdout.write(
     `Pinned the gateway identity ${gatewayKeyFingerprint(state.gateway_public_key ?? '')}` +

@@ -38,7 +38,9 @@ export async function enrollMachine(
   const name = normaliseMachineName(input.name ?? input.info.hostname);
   if (!machineNamePattern.test(name)) throw new LetKiteError('invalid_params', `machine name "${name}" is not valid`);
   const id = newId('mch');
-  const ok = await ctx.store.enrollMachine(
+  // Names are unique in the account (the store decides, in the enrollment's transaction): a host name already taken
+  // gets a suffix (`vm-2`); a name the person chose with --name is theirs to change, so it is refused instead.
+  const outcome = await ctx.store.enrollMachine(
     join.id,
     {
       id,
@@ -66,7 +68,15 @@ export async function enrollMachine(
       outcome: 'ok',
       details: { name, hostname: input.info.hostname, os: input.info.os, arch: input.info.arch },
     },
+    input.name === undefined ? 'suffix' : 'refuse',
   );
-  if (!ok) throw refused;
-  return { machine_id: id, name, gateway_public_key: ctx.gatewayPublicKey };
+  if (!outcome.ok && outcome.reason === 'name_taken') {
+    throw new LetKiteError(
+      'conflict',
+      `a machine named "${name}" is already enrolled in this account; choose another with --name (the join token is still unused)`,
+      { name },
+    );
+  }
+  if (!outcome.ok) throw refused;
+  return { machine_id: id, name: outcome.name, gateway_public_key: ctx.gatewayPublicKey };
 }

@@ -172,10 +172,24 @@ export interface Store {
   createJoinToken(token: JoinToken & { tokenHash: string }, audit: AuditEventInput): Promise<void>;
   findJoinTokenByHash(tokenHash: string): Promise<JoinToken | null>;
   /**
-   * Atomically marks the join token used and creates the machine. Returns false (and changes nothing) if the token
-   * was used meanwhile, so two racing enrollments cannot both succeed.
+   * Atomically marks the join token used and creates the machine. Refuses (and changes nothing) if the token was
+   * used meanwhile, so two racing enrollments cannot both succeed. Names are unique among the account's machines
+   * (letter case aside), decided in the same transaction: `suffix` gives a taken name the first free `-2`, `-3`…,
+   * `refuse` fails with `name_taken`. The machine and its audit event get the final name.
    */
-  enrollMachine(joinTokenId: string, machine: Machine, audit: AuditEventInput): Promise<boolean>;
+  enrollMachine(
+    joinTokenId: string,
+    machine: Machine,
+    audit: AuditEventInput,
+    onNameTaken: 'suffix' | 'refuse',
+  ): Promise<{ ok: true; name: string } | { ok: false; reason: 'token_used' | 'name_taken' }>;
+  /** Renames a machine of the account, unique as at enrollment, with its audit event in the same transaction. */
+  renameMachine(
+    accountId: string,
+    machineId: string,
+    name: string,
+    audit: AuditEventInput,
+  ): Promise<{ ok: true; previousName: string } | { ok: false; reason: 'not_found' | 'name_taken' }>;
 
   getMachine(id: string): Promise<Machine | null>;
   listMachines(accountId: string): Promise<Machine[]>;

@@ -15,6 +15,7 @@ export * from './common';
 export * from './connections';
 export * from './endpoint';
 export * from './machine-list';
+export * from './machines';
 export * from './members';
 export * from './policies';
 export * from './roles-groups';

@@ -305,24 +305,75 @@ export class SqliteStore implements Store {
     return rest;
   }
 
-  async enrollMachine(joinTokenId: string, machine: Machine, audit: AuditEventInput): Promise<boolean> {
-    return this.db.transaction((tx) => {
-      const used = tx
-        .update(schema.joinTokens)
-        .set({ usedAt: machine.enrolledAt, machineId: machine.id })
-        .where(and(eq(schema.joinTokens.id, joinTokenId), isNull(schema.joinTokens.usedAt)))
-        .run();
-      if (used.changes !== 1) return false;
-      tx.insert(schema.machines)
-        .values({
-          ...machine,
-          labels: JSON.stringify(machine.labels),
-          ceiling: machine.ceiling === null ? null : JSON.stringify(machine.ceiling),
-        })
-        .run();
-      insertAudit(sqliteClientOf(tx), audit);
-      return true;
-    });
+  async enrollMachine(
+    joinTokenId: string,
+    machine: Machine,
+    audit: AuditEventInput,
+    onNameTaken: 'suffix' | 'refuse',
+  ): Promise<{ ok: true; name: string } | { ok: false; reason: 'token_used' | 'name_taken' }> {
+    // IMMEDIATE: the name check and the insert hold the write lock together, also against another gateway process.
+    return this.db.transaction(
+      (tx) => {
+        const taken = new Set(
+          tx
+            .select({ name: schema.machines.name })
+            .from(schema.machines)
+            .where(and(eq(schema.machines.accountId, machine.accountId), isNull(schema.machines.revokedAt)))
+            .all()
+            .map((r) => r.name.toLowerCase()),
+        );
+        let name = machine.name;
+        if (taken.has(name.toLowerCase())) {
+          if (onNameTaken === 'refuse') return { ok: false as const, reason: 'name_taken' as const };
+          name = freeName(machine.name, taken);
+        }
+        const used = tx
+          .update(schema.joinTokens)
+          .set({ usedAt: machine.enrolledAt, machineId: machine.id })
+          .where(and(eq(schema.joinTokens.id, joinTokenId), isNull(schema.joinTokens.usedAt)))
+          .run();
+        if (used.changes !== 1) return { ok: false as const, reason: 'token_used' as const };
+        tx.insert(schema.machines)
+          .values({
+            ...machine,
+            name,
+            labels: JSON.stringify(machine.labels),
+            ceiling: machine.ceiling === null ? null : JSON.stringify(machine.ceiling),
+          })
+          .run();
+        insertAudit(sqliteClientOf(tx), { ...audit, details: { ...audit.details, name } });
+        return { ok: true as const, name };
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async renameMachine(
+    accountId: string,
+    machineId: string,
+    name: string,
+    audit: AuditEventInput,
+  ): Promise<{ ok: true; previousName: string } | { ok: false; reason: 'not_found' | 'name_taken' }> {
+    return this.db.transaction(
+      (tx) => {
+        const live = tx
+          .select({ id: schema.machines.id, name: schema.machines.name })
+          .from(schema.machines)
+          .where(and(eq(schema.machines.accountId, accountId), isNull(schema.machines.revokedAt)))
+          .all();
+        const machine = live.find((m) => m.id === machineId);
+        if (!machine) return { ok: false as const, reason: 'not_found' as const };
+        if (live.some((m) => m.id !== machineId && m.name.toLowerCase() === name.toLowerCase()))
+          return { ok: false as const, reason: 'name_taken' as const };
+        tx.update(schema.machines).set({ name }).where(eq(schema.machines.id, machineId)).run();
+        insertAudit(sqliteClientOf(tx), {
+          ...audit,
+          details: { ...audit.details, name, previous_name: machine.name },
+        });
+        return { ok: true as const, previousName: machine.name };
+      },
+      { behavior: 'immediate' },
+    );
   }
 
   async getMachine(id: string): Promise<Machine | null> {
@@ -420,5 +471,14 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     this.sqlite.close();
+  }
+}
+
+/** `vm` → `vm-2` (or `vm-3`, …): the first that is not taken, cut so the suffix fits in 63 characters. */
+function freeName(base: string, taken: ReadonlySet<string>): string {
+  for (let n = 2; ; n++) {
+    const suffix = `-${n}`;
+    const candidate = `${base.slice(0, 63 - suffix.length)}${suffix}`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
   }
 }
