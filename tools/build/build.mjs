@@ -115,7 +115,11 @@ async function buildCli() {
   const builtWebapp = builtAt(join(webapp, 'index.html'));
   if (builtWebapp === 0 || (!keepWebapp && builtWebapp < newestUnder(webappInputs))) {
     const r = spawnSync('npm', ['run', 'build', '-w', '@letkite/webapp'], { cwd: root, stdio: 'inherit' });
-    if (r.status !== 0) throw new Error('the web app did not build (see above)');
+    if (r.status !== 0) {
+      // `npm start` with a web app half-edited: serve the last good build rather than not start (and say so).
+      if (!ifStale || builtWebapp === 0) throw new Error('the web app did not build (see above)');
+      console.error('build: the web app did not build (see above); dist/cli keeps the previous web app build');
+    }
   }
   await intoFresh(join(dist, 'cli'), async (out) => {
     const shared = {
@@ -123,10 +127,15 @@ async function buildCli() {
       plugins: [thirdPartyExternal],
       define: { ...common.define, 'import.meta.letkiteBundle': '"cli"' },
     };
+    // Split: each command is a chunk loaded when it runs (apps/cli/src/main.ts), with the third-party packages it
+    // imports, so `letkite agent run` loads no gateway. Chunks sit beside main.mjs: their run-time files are too.
     await esbuild.build({
       ...shared,
-      entryPoints: [join(root, 'apps/cli/src/main.ts')],
-      outfile: join(out, 'main.mjs'),
+      entryPoints: { main: join(root, 'apps/cli/src/main.ts') },
+      outdir: out,
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
+      outExtension: { '.js': '.mjs' },
     });
     await esbuild.build({
       ...shared,

@@ -1,13 +1,5 @@
 #!/usr/bin/env node
-import { loadCommandRules } from '@letkite/command-rules';
 import { LetKiteError } from '@letkite/protocol';
-import { admin } from './commands/admin';
-import { agent } from './commands/agent';
-import { ceilingCheck } from './commands/ceiling-check';
-import { gateway } from './commands/gateway';
-import { mcp } from './commands/mcp';
-import { rulesCheck } from './commands/rules-check';
-import { start } from './commands/start';
 import { type CliIo, EXIT_FAILED, EXIT_USAGE, UsageError } from './io';
 
 const USAGE = `letkite — let AI clients work on real machines without handing them the keys
@@ -33,17 +25,32 @@ async function ceiling(args: string[], io: CliIo): Promise<number> {
   const rest = args.slice(1);
   const withEnv =
     rest.includes('--ceiling') || !io.env.LETKITE_CEILING ? rest : ['--ceiling', io.env.LETKITE_CEILING, ...rest];
+  const { ceilingCheck } = await import('./commands/ceiling-check');
   return ceilingCheck(withEnv, io);
 }
 
 async function rules(args: string[], io: CliIo): Promise<number> {
   if (args[0] !== 'check')
     throw new UsageError('usage: letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]');
+  const [{ loadCommandRules }, { rulesCheck }] = await Promise.all([
+    import('@letkite/command-rules'),
+    import('./commands/rules-check'),
+  ]);
   await loadCommandRules();
   return rulesCheck(args.slice(1), io);
 }
 
-const commands: Record<string, Command> = { start, gateway, agent, admin, ceiling, rules, mcp };
+// Each command loads its modules when it runs: `letkite agent run` never loads the gateway, `letkite admin` no MCP
+// server (the build keeps them in separate chunks; bench/memory has the figures).
+const commands: Record<string, Command> = {
+  start: async (args, io) => (await import('./commands/start')).start(args, io),
+  gateway: async (args, io) => (await import('./commands/gateway')).gateway(args, io),
+  agent: async (args, io) => (await import('./commands/agent')).agent(args, io),
+  admin: async (args, io) => (await import('./commands/admin')).admin(args, io),
+  ceiling,
+  rules,
+  mcp: async (args, io) => (await import('./commands/mcp')).mcp(args, io),
+};
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {

@@ -16,7 +16,7 @@ import type { CeilingState } from '../ceiling/ceiling-source';
 import { prepareLaunch } from '../executors/prepare-launch';
 import { authorizeGatedTool, isAllowlist } from '../guard/authorize-command';
 import { type RequestPolicy, requestPolicy } from '../guard/request-policy';
-import { TerminalSession } from './terminal';
+import type { TerminalSession } from './terminal';
 
 /** A terminal nobody used for this long is closed. */
 export const TERMINAL_IDLE_MS = 30 * 60_000;
@@ -86,6 +86,9 @@ export class TerminalManager {
         max: MAX_TERMINALS,
       });
     }
+    // node-pty's addon and xterm load with the first terminal: an agent that never opens one never pays for them
+    // (bench/memory).
+    const { TerminalSession } = await import('./terminal');
     const launch = await prepareLaunch(rp, TERMINAL_SHELL, { cwd: params.cwd });
     let session: TerminalSession;
     try {

@@ -18,8 +18,16 @@ import { DataDirLock } from '../data-dir-lock';
 import { type CliIo, EXIT_OK } from '../io';
 import { waitForSignal } from './gateway';
 
-// Built (tools/build), this module is inside dist/cli/main.mjs: the agent child runs that same bundle.
-const cliMain = fileURLToPath(import.meta.letkiteBundle ? import.meta.url : new URL('../main.ts', import.meta.url));
+// Built (tools/build), this module is a chunk beside dist/cli/main.mjs.
+const cliMain = fileURLToPath(new URL(import.meta.letkiteBundle ? './main.mjs' : '../main.ts', import.meta.url));
+/**
+ * What the local agent child runs: built, the standalone agent (dist/agent, a fraction of the CLI's memory) when it
+ * was built; else the CLI itself (`letkite agent run`).
+ */
+const agentMain = (() => {
+  const standalone = fileURLToPath(new URL('../agent/letkite-agent.mjs', import.meta.url));
+  return import.meta.letkiteBundle && existsSync(standalone) ? standalone : cliMain;
+})();
 /**
  * The LetKite installation this runs from (the checkout, for `npm start`): the code the agent and the gateway
  * run, which a sandboxed command must not be able to change before the next start.
@@ -169,7 +177,7 @@ function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: 
       process.execPath,
       [
         ...process.execArgv,
-        cliMain,
+        agentMain,
         'agent',
         'run',
         '--state-dir',

@@ -1,0 +1,231 @@
+/**
+ * bench/memory: idle resident memory of what an operator runs, from source (tsx) and built (dist/), side by side
+ * in one run. Goals (issue #13): the agent ≤ 60 MiB with its exec launcher, the gateway ≤ 120 MiB, the whole
+ * `npm start` tree (npm, sh, gateway, local agent, launcher) ≤ 250 MiB.
+ *
+ * "Idle" is after start-up, one command run through MCP (so the agent has loaded what a command needs and its
+ * launcher runs) and a settle; the figure is the sum of VmRSS over the process tree, the median of 5 readings.
+ *
+ *   npx tsx bench/memory/run.ts          (runs `npm run build` first if dist/ is stale)
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from '../../test/support/letkite';
+import { freePort, removeDir, repoRoot, tempDir, waitFor } from '../../test/support/processes';
+import { loadAverage, processTree, rssKiB, settle } from '../support/proc-stats';
+import { percentile } from '../support/stats';
+
+const MiB = 1024;
+const tsx = ['--import', 'tsx', join(repoRoot, 'apps/cli/src/main.ts')];
+const builtCli = [join(repoRoot, 'dist/cli/main.mjs')];
+const builtAgent = [join(repoRoot, 'dist/agent/letkite-agent.mjs')];
+
+const build = spawnSync(process.execPath, ['tools/build/build.mjs', '--if-stale', '--keep-webapp'], {
+  cwd: repoRoot,
+  stdio: 'inherit',
+});
+if (build.status !== 0) throw new Error('the build failed');
+
+interface Proc {
+  child: ChildProcess;
+  out: string;
+}
+
+function launch(cmd: string, args: string[], env: Record<string, string>): Proc {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('LETKITE_') && k !== 'NODE_OPTIONS'),
+  );
+  const child = spawn(cmd, args, { cwd: repoRoot, env: { ...clean, NO_COLOR: '1', ...env }, detached: true });
+  const p: Proc = { child, out: '' };
+  child.stdout?.on('data', (c: Buffer) => {
+    p.out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    p.out += c.toString();
+  });
+  return p;
+}
+
+async function stop(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null || p.child.pid === undefined) return;
+  const exited = new Promise((r) => p.child.once('exit', r));
+  // The whole group: npm start's children (gateway, agent, launcher) with it.
+  process.kill(-p.child.pid, 'SIGTERM');
+  await Promise.race([exited, settle(8000)]);
+  try {
+    process.kill(-p.child.pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}
+
+/** Median over 5 readings, 1 s apart, of the tree's summed VmRSS, MiB; and which processes it counted. */
+async function idleRss(root: number): Promise<{ mib: number; processes: number }> {
+  await settle(8000);
+  const readings: number[] = [];
+  let processes = 0;
+  for (let i = 0; i < 5; i++) {
+    const pids = processTree(root);
+    processes = pids.length;
+    readings.push(
+      pids.reduce((sum, pid) => {
+        try {
+          return sum + rssKiB(pid);
+        } catch {
+          return sum;
+        }
+      }, 0),
+    );
+    await settle(1000);
+  }
+  return { mib: percentile(readings, 50) / MiB, processes };
+}
+
+async function run(
+  cli: (args: string[], env: Record<string, string>) => Proc,
+  args: string[],
+  env: Record<string, string>,
+) {
+  const p = cli(args, env);
+  await waitFor(`${args.join(' ')}: ${p.out}`, () => /listening on|connected to/.test(p.out), 60_000);
+  return p;
+}
+
+const nodeCli = (prefix: string[]) => (args: string[], env: Record<string, string>) =>
+  launch(process.execPath, [...prefix, ...args], env);
+
+/** A gateway (built) for the agents to join, with an API token to run one command on each. */
+async function gatewayForAgents() {
+  const data = tempDir('mem-gw');
+  const port = await freePort();
+  const env = { LETKITE_DATA: data, LETKITE_PORT: String(port) };
+  const gw = await run(nodeCli(builtCli), ['gateway'], env);
+  const admin = (args: string[]) =>
+    spawnSync(process.execPath, [...builtCli, 'admin', ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  const token = admin(['token', 'create', '--name', 'bench']).stdout.trim();
+  const client = await mcpClient(`http://localhost:${port}`, token);
+  return { gw, data, url: `http://localhost:${port}`, client, joinToken: () => admin(['join-token']).stdout.trim() };
+}
+
+const results: { what: string; source: number; built: number; goal: number; processes: string }[] = [];
+const record = (r: (typeof results)[number]) => {
+  results.push(r);
+  console.log(`${r.what}: source ${r.source.toFixed(1)} MiB, built ${r.built.toFixed(1)} MiB`);
+};
+
+// The gateway alone.
+{
+  const figures: number[] = [];
+  const counts: number[] = [];
+  for (const prefix of [tsx, builtCli]) {
+    const data = tempDir('mem-gw-alone');
+    const p = await run(nodeCli(prefix), ['gateway'], { LETKITE_DATA: data, LETKITE_PORT: String(await freePort()) });
+    const r = await idleRss(p.child.pid as number);
+    figures.push(r.mib);
+    counts.push(r.processes);
+    await stop(p);
+    removeDir(data);
+  }
+  record({
+    what: 'gateway (`letkite gateway`)',
+    source: figures[0] ?? 0,
+    built: figures[1] ?? 0,
+    goal: 120,
+    processes: counts.join(' / '),
+  });
+}
+
+// The agent, after one command (its launcher runs).
+{
+  const g = await gatewayForAgents();
+  const figures: number[] = [];
+  const counts: number[] = [];
+  for (const [i, prefix] of [tsx, builtAgent].entries()) {
+    const state = tempDir('mem-agent');
+    const ceiling = join(state, 'ceiling.toml');
+    const env = { LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling };
+    const name = `mem-${i}`;
+    const joined = spawnSync(
+      process.execPath,
+      [...prefix, ...(i === 0 ? ['agent'] : []), 'join', g.url, '-', '--name', name],
+      {
+        input: g.joinToken(),
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+      },
+    );
+    if (joined.status !== 0) throw new Error(`join failed: ${joined.stderr}`);
+    writeFileSync(ceiling, FULL_SHELL_CEILING);
+    const p = await run(nodeCli(prefix), [...(i === 0 ? ['agent'] : []), 'run'], env);
+    await machineOnline(g.client, name);
+    const r0 = await callTool(g.client, 'exec', { machine: name, command: 'true' });
+    if (!r0.ok) throw new Error(`exec failed: ${JSON.stringify(r0.error)}`);
+    const r = await idleRss(p.child.pid as number);
+    figures.push(r.mib);
+    counts.push(r.processes);
+    await stop(p);
+    removeDir(state);
+  }
+  await g.client.close();
+  await stop(g.gw);
+  removeDir(g.data);
+  record({
+    what: 'agent (`letkite agent run`, launcher included)',
+    source: figures[0] ?? 0,
+    built: figures[1] ?? 0,
+    goal: 60,
+    processes: counts.join(' / '),
+  });
+}
+
+// The `npm start` tree: npm, its sh, the gateway, the local agent, its launcher.
+{
+  const figures: number[] = [];
+  const counts: number[] = [];
+  for (const script of [
+    ['run', 'dev', '--', 'start'],
+    ['start', '--'],
+  ]) {
+    const data = tempDir('mem-start');
+    const port = await freePort();
+    const p = launch('npm', [...script, '--port', String(port), '--data', data], {});
+    await waitFor(`npm start: ${p.out}`, () => p.out.includes('Press Ctrl-C'), 120_000);
+    const client = await mcpClient(`http://localhost:${port}`, readFileSync(join(data, 'owner-token'), 'utf8').trim());
+    const machines = await callTool<{ machines: { name: string; online: boolean }[] }>(client, 'machines_list', {});
+    const local = machines.data.machines[0]?.name as string;
+    await waitFor(
+      `the local agent online: ${p.out}`,
+      async () => {
+        const r = await callTool<{ machines: { online: boolean }[] }>(client, 'machines_list', {});
+        return r.data.machines[0]?.online;
+      },
+      90_000,
+    );
+    await callTool(client, 'exec', { machine: local, command: 'true' });
+    await client.close();
+    const r = await idleRss(p.child.pid as number);
+    figures.push(r.mib);
+    counts.push(r.processes);
+    await stop(p);
+    removeDir(data);
+  }
+  record({
+    what: '`npm start` tree',
+    source: figures[0] ?? 0,
+    built: figures[1] ?? 0,
+    goal: 250,
+    processes: counts.join(' / '),
+  });
+}
+
+console.log(`\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}`);
+console.log('| what | source (tsx) | built (dist/) | goal | processes (source / built) |');
+console.log('|---|---|---|---|---|');
+for (const r of results) {
+  const ok = r.built <= r.goal ? 'met' : 'missed';
+  console.log(
+    `| ${r.what} | ${r.source.toFixed(0)} MiB | ${r.built.toFixed(0)} MiB | ≤ ${r.goal} MiB (${ok}) | ${r.processes} |`,
+  );
+}
+process.exit(0);
