@@ -94,7 +94,8 @@ describe('the Policies page and the account switches in a browser', () => {
     // The diff between the two versions shows the changed rule.
     const diff = page.getByTestId('policy-diff');
     await expect.poll(() => diff.textContent()).toContain('- rules = [ { match = "echo *", verdict = "allow" } ]');
-    expect(await diff.textContent()).toContain('+ rules = [ { match = "echo *", verdict = "deny" } ]');
+    await expect.poll(() => diff.textContent()).toContain('+ rules = [ { match = "echo *", verdict = "deny" } ]');
+    expect(await diff.textContent()).toContain('  name = "web-ops"');
   });
 
   test('the rule tester judges a command on a machine with every reason', async () => {
@@ -108,6 +109,20 @@ describe('the Policies page and the account switches in a browser', () => {
     expect(await results.nth(1).getAttribute('data-verdict')).toBe('deny');
     expect(await page.locator('.rule-tester').textContent()).toContain('ceiling reported');
     await screenshot(page, 'policies-rule-tester');
+  });
+
+  test('the token form offers account policies and only the tool groups the chosen one can use', async () => {
+    await page.goto(`${gw.url}/tokens`);
+    const select = page.locator('select[name="token-policy"]');
+    await expect.poll(() => select.locator('option').allTextContents()).toContain('web-ops');
+    await page.locator('input[name="token-tools"]').nth(1).check();
+    await select.selectOption('read-only');
+    const offered = () =>
+      page.locator('input[name="token-group"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+    await expect.poll(offered).toContain('files');
+    expect(await offered()).not.toContain('commands');
+    await select.selectOption('web-ops');
+    await expect.poll(offered).toContain('commands');
   });
 
   test('switching MCP over HTTP off on the Account settings page stops the open session', async () => {

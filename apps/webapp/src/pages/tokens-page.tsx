@@ -1,4 +1,4 @@
-import { machineListEndpoints, tokenEndpoints } from '@letkite/protocol/api';
+import { machineListEndpoints, policyEndpoints, tokenEndpoints } from '@letkite/protocol/api';
 import { useState } from 'react';
 import { can } from '../api';
 import { useApiMutation, useApiQuery } from '../queries';
@@ -15,6 +15,10 @@ export default function TokensPage() {
   const revoke = useApiMutation(tokenEndpoints.revoke, { invalidates: [tokenEndpoints.list] });
   const [name, setName] = useState('');
   const [policy, setPolicy] = useState('read-only');
+  // The account's policies by name; only the tool groups the chosen one can use are offered (issue #14).
+  const policies = useApiQuery(policyEndpoints.list);
+  const usable = policies.data?.policies.find((p) => p.name === policy)?.tool_groups ?? null;
+  const offeredGroups = groups.data?.groups.filter((g) => usable === null || usable.includes(g.name)) ?? [];
   const [expires, setExpires] = useState('30d');
   // null = every machine / every tool the policy allows; otherwise the chosen ones.
   const [chosenMachines, setChosenMachines] = useState<string[] | null>(null);
@@ -26,7 +30,7 @@ export default function TokensPage() {
       ? '*'
       : [
           ...(groups.data?.base_tools ?? []),
-          ...(groups.data?.groups.filter((g) => chosenGroups.includes(g.name)).flatMap((g) => g.tools) ?? []),
+          ...offeredGroups.filter((g) => chosenGroups.includes(g.name)).flatMap((g) => g.tools),
         ];
   const created = create.data?.token ?? null;
   return (
@@ -60,8 +64,11 @@ export default function TokensPage() {
           </Field>
           <Field label="Policy">
             <select name="token-policy" value={policy} onChange={(e) => setPolicy(e.target.value)}>
-              <option value="read-only">read-only</option>
-              <option value="full">full</option>
+              {(policies.data?.policies ?? [{ name: 'read-only' }, { name: 'full' }]).map((p) => (
+                <option key={p.name} value={p.name}>
+                  {p.name}
+                </option>
+              ))}
             </select>
           </Field>
           <fieldset className="choices">
@@ -119,7 +126,7 @@ export default function TokensPage() {
               Only these groups:
             </label>
             {chosenGroups !== null &&
-              groups.data?.groups.map((g) => (
+              offeredGroups.map((g) => (
                 <label key={g.name} className="choice">
                   <input
                     type="checkbox"

@@ -275,7 +275,8 @@ function Versions(props: { name: string; current: number }) {
   const [to, setTo] = useState(props.current);
   const a = versions.find((x) => x.version === from)?.source ?? '';
   const b = versions.find((x) => x.version === to)?.source ?? '';
-  const diff = lineDiff(a, b);
+  // Until both revisions are loaded (a save refetches the list) there is nothing honest to compare.
+  const diff = a && b ? lineDiff(a, b) : [];
   const pick = (value: number, onChange: (n: number) => void, label: string) => (
     <select aria-label={label} name={label} value={value} onChange={(e) => onChange(Number(e.target.value))}>
       {versions.map((x) => (
