@@ -40,7 +40,8 @@ export class TestGateway {
       LETKITE_HEARTBEAT_MS: '1000',
       ...this.cliEnv,
     });
-    await this.process.waitForOutput(/listening on/);
+    // Generous: on a loaded 2-core machine tsx alone can take longer than 20 s to bring a gateway up.
+    await this.process.waitForOutput(/listening on/, 60_000);
   }
 
   async stop(): Promise<void> {
