@@ -12,6 +12,8 @@ import { consentJson, TestOAuthProvider } from './support/oauth-client';
 // first, the approvals badge, agent-reported names with hidden characters, and every page on a phone.
 
 const RLO = '\u202E';
+/** Polls wait this long: the machine is shared, and a page fetches its code and queries on first use. */
+const BUSY = { timeout: 10_000 };
 /**
  * A machine whose agent reports a host name and OS release that would read backwards without the U+202E shown.
  * It asks for the same trick in its name, which the gateway keeps plain (machine names are `[A-Za-z0-9._-]`).
@@ -118,12 +120,14 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
 
   test('the overview counts machines online and offline, connections, and nothing waiting', async () => {
     await desktop.goto(`${gw.url}/`);
-    await expect.poll(() => desktop.getByTestId('stat-online').locator('.stat-value').textContent()).toBe('1');
+    // The first load fetches the page's code and four queries: give a busy machine time.
+    const slow = { timeout: 15_000 };
+    await expect.poll(() => desktop.getByTestId('stat-online').locator('.stat-value').textContent(), slow).toBe('1');
     // Each count comes from its own query: wait for each rather than for the first.
     const stat = (id: string) => desktop.getByTestId(id).locator('.stat-value').textContent();
-    await expect.poll(() => stat('stat-offline')).toBe('1');
-    await expect.poll(() => stat('stat-connections')).toBe('1');
-    await expect.poll(() => stat('stat-waiting')).toBe('0');
+    await expect.poll(() => stat('stat-offline'), slow).toBe('1');
+    await expect.poll(() => stat('stat-connections'), slow).toBe('1');
+    await expect.poll(() => stat('stat-waiting'), slow).toBe('0');
     expect(await desktop.getByTestId('approvals-badge').count()).toBe(0);
     // Online machines first.
     const machines = desktop.getByTestId('overview-machine');
@@ -139,7 +143,7 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
     // The owner decides under `connector` (owners and admins too); the badge polls, so no reload here.
     const badge = desktop.getByTestId('approvals-badge');
     await expect.poll(() => badge.textContent(), { timeout: 30_000 }).toMatch(/^1/);
-    await expect.poll(() => desktop.getByTestId('stat-waiting').locator('.stat-value').textContent()).toBe('1');
+    await expect.poll(() => desktop.getByTestId('stat-waiting').locator('.stat-value').textContent(), BUSY).toBe('1');
     const row = desktop.getByTestId('overview-approval');
     expect(await row.textContent()).toContain('systemctl restart nginx');
     expect(await row.textContent()).toContain('exec');
@@ -160,14 +164,14 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
     await desktop.getByTestId('approval-row').first().getByRole('link').click();
     await desktop.waitForURL(new RegExp(`/approvals/${approvalId}$`));
     await desktop.getByRole('button', { name: 'Deny' }).click();
-    await expect.poll(() => desktop.getByTestId('approval-status').textContent()).toBe('Denied');
-    await expect.poll(() => desktop.getByTestId('approvals-badge').count()).toBe(0);
+    await expect.poll(() => desktop.getByTestId('approval-status').textContent(), BUSY).toBe('Denied');
+    await expect.poll(() => desktop.getByTestId('approvals-badge').count(), BUSY).toBe(0);
   });
 
   test("the overview shows the recent activity: the AI's call waiting for approval and the denial", async () => {
     await desktop.goto(`${gw.url}/`);
     const rows = desktop.getByTestId('overview-activity');
-    await expect.poll(() => rows.count()).toBeGreaterThan(0);
+    await expect.poll(() => rows.count(), BUSY).toBeGreaterThan(0);
     const texts = await rows.allTextContents();
     expect(texts.some((t) => t.includes('approval.deny') && t.includes('Olivia'))).toBe(true);
     const call = rows.filter({ hasText: 'exec on web1' }).first();
@@ -268,12 +272,35 @@ describe('the dashboard: overview, approvals badge, visible names, phone layouts
 
     await phone.goto(`${gw.url}/members`);
     const rows = phone.getByTestId('member-row');
-    await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => rows.count(), BUSY).toBeGreaterThanOrEqual(2);
     // Stacked: the role control sits under the name, not beside it in a wide row.
     const nameBox = await rows.first().locator('td').first().boundingBox();
     const roleBox = await rows.first().locator('select').boundingBox();
     expect(roleBox && nameBox && roleBox.y > nameBox.y).toBe(true);
     size = await fitsWidth(phone);
     expect(size.scrollWidth).toBeLessThanOrEqual(size.innerWidth);
+  });
+  test('an owner renames a machine on its card; a bad name is refused with the reason; the AI reaches the new name', async () => {
+    await desktop.goto(`${gw.url}/machines`);
+    const id = await desktop.getByTestId('machine').filter({ hasText: 'web1' }).getAttribute('data-machine-id');
+    // By id: while the name is being edited the card shows no name to find it by.
+    const card = desktop.locator(`[data-machine-id="${id}"]`);
+    await card.getByRole('button', { name: 'Rename web1' }).click();
+    const input = card.getByLabel('New name for web1');
+    await input.fill('bad name!');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => card.getByRole('alert').textContent(), BUSY).toMatch(/name/i);
+    await input.fill('web-primary');
+    await card.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => card.getByTestId('machine-name').textContent(), BUSY).toBe('web-primary');
+    expect(
+      await desktop
+        .getByTestId('machine-name')
+        .filter({ hasText: /^web1$/ })
+        .count(),
+    ).toBe(0);
+    const listed = await callTool<{ machines: { name: string }[] }>(ai, 'machines_list', {});
+    expect(listed.data.machines.map((m) => m.name)).toContain('web-primary');
+    await screenshot(desktop, 'dashboard-machine-renamed-desktop');
   });
 });

@@ -1,7 +1,8 @@
-import { type MachineView, machineListEndpoints } from '@letkite/protocol/api';
+import { type MachineView, machineEndpoints, machineListEndpoints } from '@letkite/protocol/api';
+import { useState } from 'react';
 import { can } from '../api';
 import { ceilingRows } from '../ceiling-rows';
-import { useApiQuery } from '../queries';
+import { useApiMutation, useApiQuery } from '../queries';
 import { Link } from '../router';
 import { useSession } from '../session';
 import { ErrorNote, errorText, Page, When } from '../ui';
@@ -25,7 +26,7 @@ export default function MachinesPage() {
       )}
       <div className="grid">
         {machines.data?.machines.map((m) => (
-          <article key={m.id} className="card machine" data-testid="machine">
+          <article key={m.id} className="card machine" data-testid="machine" data-machine-id={m.id}>
             <MachineName machine={m} mayRename={mayRename} />
             <dl>
               <dt>Host</dt>
@@ -59,8 +60,40 @@ export default function MachinesPage() {
   );
 }
 
-/** The machine's name and whether it is online. */
-function MachineName({ machine: m }: { machine: MachineView; mayRename: boolean }) {
+/** The machine's name, and for people with machines.manage a rename form in place. */
+function MachineName({ machine: m, mayRename }: { machine: MachineView; mayRename: boolean }) {
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(m.name);
+  const rename = useApiMutation(machineEndpoints.rename, { invalidates: [machineListEndpoints.list] });
+  if (editing) {
+    return (
+      <form
+        className="rename"
+        onSubmit={(e) => {
+          e.preventDefault();
+          rename.mutate({ id: m.id, name: name.trim() }, { onSuccess: () => setEditing(false) });
+        }}
+      >
+        <input
+          aria-label={`New name for ${m.name}`}
+          name="machine-name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={100}
+        />
+        <div className="actions">
+          <button type="submit" className="primary small" disabled={rename.isPending}>
+            Save
+          </button>
+          <button type="button" className="small" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </div>
+        <ErrorNote error={errorText(rename.error)} />
+      </form>
+    );
+  }
   return (
     <header>
       <span className={m.online ? 'dot online' : 'dot'} aria-hidden="true" />
@@ -68,6 +101,20 @@ function MachineName({ machine: m }: { machine: MachineView; mayRename: boolean 
         <VisibleText text={m.name} />
       </h2>
       <span className={m.online ? 'badge ok' : 'badge'}>{m.online ? 'online' : 'offline'}</span>
+      {mayRename && (
+        <button
+          type="button"
+          className="small"
+          aria-label={`Rename ${m.name}`}
+          onClick={() => {
+            setName(m.name);
+            rename.reset();
+            setEditing(true);
+          }}
+        >
+          Rename
+        </button>
+      )}
     </header>
   );
 }
