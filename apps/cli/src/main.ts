@@ -9,8 +9,10 @@ usage:
   letkite gateway                                    the gateway alone, configured by LETKITE_* variables
   letkite agent join <gateway-url> <join-token|->    enroll this machine
   letkite agent run                                  run the agent
-  letkite admin token create --name NAME [--expires 30d]
+  letkite admin token create --name NAME [--policy NAME|FILE] [--expires 30d]
   letkite admin join-token [--ttl 15m] [--url URL]  print the one-line install for a machine
+  letkite admin policy list|show NAME|create --file F.toml|update NAME --file F.toml|delete NAME
+  letkite admin account show|set [--mcp-http on|off] [--stdio-bridge on|off] [--legacy-sse on|off] [--disable-tools G,…]
   letkite ceiling check [--ceiling PATH]             print the effective ceiling, or every error with its line
   letkite mcp [--config FILE]                        stdio MCP bridge to a gateway (URL and token from a 0600
                                                      file or LETKITE_URL/LETKITE_TOKEN, never the command line)
