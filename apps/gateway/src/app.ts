@@ -10,7 +10,6 @@ import type { Principal } from './auth/principal';
 import type { GatewayDeps } from './deps';
 import { agentDownloadRoutes } from './http/agent-download';
 import { clientAddressMiddleware, type TrustedProxies } from './http/client-address';
-import { agentDownloadRoutes } from './http/agent-download';
 import { httpStatusOf } from './http/error-status';
 import { healthRoutes, type ReadinessCheck } from './http/health';
 import type { Logger } from './http/logger';
@@ -65,9 +64,6 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.route('/', healthRoutes({ version: deps.version, checks: deps.readiness ?? [], draining: deps.draining }));
-
-  // The packed agent and its installer (`curl -fsSL <gateway>/agent/install.sh | sudo sh -s -- <token>`).
-  app.route('/', agentDownloadRoutes({ publicUrl: deps.publicUrl }));
 
   // The packed agent and its installer (`curl -fsSL <gateway>/agent/install.sh | sudo sh -s -- <token>`).
   app.route('/', agentDownloadRoutes({ publicUrl: deps.publicUrl }));
