@@ -12,6 +12,7 @@ import {
   type EndpointInput,
   type EndpointOutput,
   groupEndpoints,
+  machineEndpoints,
   machineListEndpoints,
   memberEndpoints,
   permissionNames,
@@ -190,6 +191,10 @@ describe('REST answers match their @letkite/protocol/api schemas', () => {
     expect(machines).toHaveLength(1);
     expect(machines[0]).toMatchObject({ id: machineId, online: false, ceiling_source: 'defaults' });
     expect(machines[0]?.ceiling?.shell).toBe('sandboxed');
+
+    const renamed = await call(machineEndpoints.rename, { id: machineId, name: 'build-2' });
+    expect(renamed).toEqual({ id: machineId, name: 'build-2', previous_name: 'build-box' });
+    expect((await call(machineListEndpoints.list, {})).machines[0]?.name).toBe('build-2');
   });
 
   test('members, invitations, custom roles and groups', async () => {
