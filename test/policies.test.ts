@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { asPerson, TestAccount, TestMailbox, type TestPerson, totpCode } from './support/approvals';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { removeDir, tempDir } from './support/processes';
+import { cliMain, removeDir, repoRoot, tempDir } from './support/processes';
 
 /** The `ops` policy: `echo` allowed, `touch` needs a human; `rule` is the echo rule's verdict. */
 const opsPolicy = (echo: 'allow' | 'deny', note = '') => `# ops ${note}
@@ -138,5 +140,28 @@ describe('account policies: edits apply to the next call, approvals bind the ver
     await ai.close().catch(() => {});
     ai = await mcpClient(gw.url, token);
     expect((await callTool(ai, 'machines_list', {})).ok).toBe(true);
+  });
+
+  test('the stdio bridge is its own switch: on while HTTP is off it still works, off it is refused', async () => {
+    const bridge = new McpClient({ name: 'bridge-test', version: '1.0.0' });
+    await bridge.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', cliMain, 'mcp'],
+        cwd: repoRoot,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', LETKITE_URL: gw.url, LETKITE_TOKEN: token },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      await asPerson(gw, owner, 'PUT', '/api/account/settings', { mcp_http: false });
+      expect((await callTool(bridge, 'machines_list', {})).ok).toBe(true);
+      await expect(callTool(ai, 'machines_list', {})).rejects.toThrow();
+      await asPerson(gw, owner, 'PUT', '/api/account/settings', { mcp_http: true, stdio_bridge: false });
+      await expect(callTool(bridge, 'machines_list', {}, { timeout: 10_000 })).rejects.toThrow();
+    } finally {
+      await asPerson(gw, owner, 'PUT', '/api/account/settings', { mcp_http: true, stdio_bridge: true });
+      await bridge.close().catch(() => {});
+    }
   });
 });
