@@ -2,7 +2,7 @@ import { PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
-import { callTool, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
+import { callTool, machineOnline, mcpClient, RUN_AS, type TestAgent, TestGateway } from './support/letkite';
 import { runCliCommand, tempDir } from './support/processes';
 
 interface ExecOut {
@@ -145,7 +145,7 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
   test('a join token works once; reused, expired or wrong tokens are refused', async () => {
     const joinArgs = (name: string) => {
       const dir = tempDir(name);
-      return ['agent', 'join', gw.url, '-', '--state-dir', dir, '--ceiling', `${dir}/ceiling.toml`];
+      return ['agent', 'join', gw.url, '-', '--state-dir', dir, '--ceiling', `${dir}/ceiling.toml`, ...RUN_AS];
     };
     const join = await gw.joinToken();
     const first = await runCliCommand(joinArgs('j1'), {}, join);

@@ -9,7 +9,15 @@ import { agentAuthText, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
-import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
+import {
+  callTool,
+  FULL_SHELL_CEILING,
+  machineOnline,
+  mcpClient,
+  RUN_AS,
+  type TestAgent,
+  TestGateway,
+} from './support/letkite';
 import { CliProcess, freePort, removeDir, runCliCommand, tempDir, waitFor } from './support/processes';
 import { RogueGateway } from './support/rogue-gateway';
 
@@ -396,7 +404,7 @@ describe('over TLS the agent also pins the certificate it saw at join', () => {
     let client: Client | null = null;
     try {
       const join1 = await runCliCommand(
-        ['agent', 'join', `https://localhost:${port}`, '-', '--name', 'tlsbox', '--state-dir', stateDir],
+        ['agent', 'join', `https://localhost:${port}`, '-', '--name', 'tlsbox', '--state-dir', stateDir, ...RUN_AS],
         env,
         await gw.joinToken(),
       );

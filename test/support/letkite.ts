@@ -7,6 +7,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CliProcess, freePort, removeDir, runCliCommand, tempDir, waitFor } from './processes';
 
 /** A ceiling that lets commands run unsandboxed as the current user (what the foundation tests exercise). */
+/** `agent join` arguments that keep a root join from creating the letkite system account on the host. */
+export const RUN_AS = ['--run-as', userInfo().username];
+
 export const FULL_SHELL_CEILING = `version = 1\nshell = "full"\nrun_as = "${userInfo().username}"\nfiles = [{ path = "*", access = "rw" }]\ndeny = []\n`;
 
 /** A real gateway process on a free port with its own data directory. */
@@ -95,7 +98,7 @@ export class TestGateway {
     const token = await this.joinToken();
     const r = await runCliCommand(
       // --run-as: a root join would otherwise create the letkite system account on the host.
-      ['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir, '--run-as', userInfo().username],
+      ['agent', 'join', this.url, '-', '--name', name, '--state-dir', stateDir, ...RUN_AS],
       env,
       token,
     );
