@@ -3,7 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { call } from '../../api';
 import { useApiQuery } from '../../queries';
 import { ErrorNote, errorText, Page, When } from '../../ui';
-import { VisibleText, VisibleValue } from '../../visible-value';
+import { VisibleText } from '../../visible-value';
 import { apiFilter, type Filters, isoOfLocalInput, localInputOf, searchOf, useUrlFilters } from './activity-filters';
 import { CallsChart, outcomeKind } from './calls-chart';
 import './activity.css';
@@ -97,6 +97,25 @@ function FilterBar(props: {
   );
 }
 
+/**
+ * A row's details as indented JSON, one line at a time through VisibleText: JSON escapes control characters
+ * already, and bidi or invisible ones it leaves alone are shown marked (the layout's own line breaks are not).
+ */
+function DetailsJson(props: { value: unknown }) {
+  const lines = JSON.stringify(props.value, null, 2).split('\n');
+  return (
+    <pre className="arg-value">
+      {lines.map((line, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: lines are positional and never reordered
+        <span key={i}>
+          <VisibleText text={line} />
+          {'\n'}
+        </span>
+      ))}
+    </pre>
+  );
+}
+
 /** One row, and its full detail when opened. */
 function ActivityRow(props: { e: AuditEventView; open: boolean; onToggle: () => void; live: boolean }) {
   const { e } = props;
@@ -172,7 +191,7 @@ function ActivityRow(props: { e: AuditEventView; open: boolean; onToggle: () => 
           )}
           <dt>Details</dt>
           <dd className="details">
-            <VisibleValue value={e.details} />
+            <DetailsJson value={e.details} />
           </dd>
           <dt>Chain</dt>
           <dd className="hash">
@@ -196,17 +215,18 @@ export default function ActivityPage() {
   const machines = useApiQuery(machineListEndpoints.list);
   const first = useApiQuery(auditEndpoints.list, { ...filter, limit: 100 });
   const [older, setOlder] = useState<{ events: AuditEventView[]; cursor: string | null } | null>(null);
-  const [live, setLive] = useState<AuditEventView[]>([]);
+  // Live rows belong to the filter set they arrived for: a message the previous stream sent just before it was
+  // closed must not show under the new filters.
+  const [live, setLive] = useState<{ key: string; rows: AuditEventView[] }>({ key: '', rows: [] });
   const [connected, setConnected] = useState(false);
   const [open, setOpen] = useState<number | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const search = searchOf(filters);
 
   // A new filter set starts over: its own first page, its own live tail.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: `search` is the filter set's identity
   useEffect(() => {
     setOlder(null);
-    setLive([]);
+    setLive({ key: search, rows: [] });
   }, [search]);
 
   useEffect(() => {
@@ -218,17 +238,21 @@ export default function ActivityPage() {
     source.addEventListener('ready', () => setConnected(true));
     source.addEventListener('audit', (m) => {
       const e = JSON.parse((m as MessageEvent<string>).data) as AuditEventView;
-      setLive((rows) => (rows.some((r) => r.id === e.id) ? rows : [e, ...rows].slice(0, 500)));
+      setLive((prev) => {
+        const rows = prev.key === search ? prev.rows : [];
+        return { key: search, rows: rows.some((r) => r.id === e.id) ? rows : [e, ...rows].slice(0, 500) };
+      });
     });
     source.onerror = () => setConnected(false);
     return () => source.close();
   }, [search, first.data]);
 
   const baseEvents = first.data?.events ?? [];
+  const liveRows = live.key === search ? live.rows : [];
   const seen = new Set(baseEvents.map((e) => e.id));
-  const events = [...live.filter((e) => !seen.has(e.id)), ...baseEvents, ...(older?.events ?? [])];
+  const events = [...liveRows.filter((e) => !seen.has(e.id)), ...baseEvents, ...(older?.events ?? [])];
   const cursor = older ? older.cursor : (first.data?.next_cursor ?? null);
-  const liveIds = new Set(live.map((e) => e.id));
+  const liveIds = new Set(liveRows.map((e) => e.id));
   const exportHref = (format: 'jsonl' | 'csv') => {
     const q = new URLSearchParams(search.slice(1));
     q.set('format', format);
