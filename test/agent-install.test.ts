@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { userInfo } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -27,7 +27,7 @@ function runInstaller(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn('sh', ['-s', '--', ...args], {
-    cwd: tempDir('install-cwd'),
+    cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/root', LANG: 'C.UTF-8' },
   });
   let stdout = '';

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from './support/letkite';
@@ -21,7 +22,7 @@ class BuiltCli {
 
   constructor(args: string[], env: Record<string, string>, input?: string) {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS'));
-    this.child = spawn(bin, args, { cwd: tempDir('built-cwd'), env: { ...clean, NO_COLOR: '1', ...env } });
+    this.child = spawn(bin, args, { cwd: tmpdir(), env: { ...clean, NO_COLOR: '1', ...env } });
     this.child.stdout?.on('data', (c: Buffer) => {
       this.stdout += c.toString();
     });
