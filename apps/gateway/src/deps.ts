@@ -6,8 +6,8 @@ import type { AgentHub } from './hub/types';
 import type { IdentityStore } from './identity/identity-store';
 import type { Mailer } from './notify/mailer';
 import type { PolicyStore } from './store/policy-store';
-import type { TransferStore } from './transfers/transfer-store';
 import type { Store } from './store/types';
+import type { TransferStore } from './transfers/transfer-store';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
 export interface GatewayDeps {

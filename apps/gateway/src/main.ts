@@ -33,9 +33,9 @@ import { openOAuthStore } from './oauth/open-oauth-store';
 import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
-import { openTransferStore } from './transfers/open-transfer-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
+import { openTransferStore } from './transfers/open-transfer-store';
 import { GATEWAY_VERSION } from './version';
 
 export interface RunningGateway {
