@@ -28,7 +28,8 @@ export async function freePort(): Promise<number> {
 }
 
 export async function waitFor<T>(
-  what: string,
+  /** What is awaited, for the timeout's message; a function is read at the timeout (e.g. output captured by then). */
+  what: string | (() => string),
   probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   timeoutMs = 15_000,
 ): Promise<T> {
@@ -43,7 +44,8 @@ export async function waitFor<T>(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  const described = typeof what === 'function' ? what() : what;
+  throw new Error(`timed out waiting for ${described}${lastError ? `: ${String(lastError)}` : ''}`);
 }
 
 /** A CLI process: its output so far, and a way to wait for a line. */
@@ -72,7 +74,7 @@ export class CliProcess {
 
   waitForOutput(pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
     return waitFor(
-      `output ${pattern}\n--- stdout:\n${this.stdout}\n--- stderr:\n${this.stderr}`,
+      () => `output ${pattern}\n--- stdout:\n${this.stdout}\n--- stderr:\n${this.stderr}`,
       () => (this.stdout + this.stderr).match(pattern),
       timeoutMs,
     );
