@@ -4,6 +4,13 @@ import { clientOf } from './client-address';
 import type { Logger } from './logger';
 import type { GatewayMetrics } from './metrics';
 
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** This request's id, as logged and sent back in X-Request-Id (set by requestLog). */
+    requestId: string;
+  }
+}
+
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 /** An incoming X-Request-Id (from a proxy) is kept when it is short and plain; otherwise a new one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -27,6 +34,8 @@ export function requestLog(options: RequestLogOptions): MiddlewareHandler {
     const started = performance.now();
     const incoming = c.req.header('x-request-id');
     const id = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    // The same id reaches the service context (services/adapters/rest.ts) and so the audit row.
+    c.set('requestId', id);
     await next();
     const seconds = (performance.now() - started) / 1000;
     const method = METHODS.has(c.req.method) ? c.req.method : 'OTHER';

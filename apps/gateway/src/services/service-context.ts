@@ -48,7 +48,7 @@ export function serviceContext<D extends { now: () => Date }, A extends Actor>(
  * (CONVENTIONS 4). `account` defaults to the context's.
  */
 export function auditEvent(
-  ctx: Pick<ServiceContext<unknown>, 'actor' | 'account' | 'now'>,
+  ctx: Pick<ServiceContext<unknown>, 'actor' | 'account' | 'now'> & { requestId?: string },
   action: string,
   target: string | null,
   details: Record<string, unknown> = {},
@@ -64,5 +64,6 @@ export function auditEvent(
     target,
     outcome: 'ok',
     details,
+    ...(ctx.requestId ? { requestId: ctx.requestId } : {}),
   };
 }

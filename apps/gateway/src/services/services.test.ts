@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { httpStatusOf } from '../http/error-status';
+import { requestLog } from '../http/request-log';
 import { permissionsOf } from '../identity/permissions';
 import { newWebSession } from '../identity/session-cookie';
 import { TotpSeedCipher } from '../identity/totp-seed-cipher';
@@ -115,7 +116,7 @@ describe('defineService', () => {
     await expect(rename.run(agent, { id: 't1', name: 'x' })).rejects.toMatchObject({ code: 'forbidden' });
   });
 
-  test('the audit event names the actor and the one clock reading of the operation', () => {
+  test('the audit event names the actor, the request and the one clock reading of the operation', () => {
     expect(auditEvent(ctx, 'thing.rename', 't1', { name: 'x' })).toEqual({
       accountId: 'acc_1',
       at: '2026-12-01T00:00:00.000Z',
@@ -124,6 +125,7 @@ describe('defineService', () => {
       target: 't1',
       outcome: 'ok',
       details: { name: 'x' },
+      requestId: ctx.requestId,
     });
     expect(() => auditEvent({ ...ctx, account: null }, 'thing.rename', null)).toThrow(TypeError);
   });
@@ -204,6 +206,41 @@ describe('REST adapter', () => {
       status: 200,
       body: { id: 't9', name: 'Nine', by: `user:${owner.id}`, at: clock.toISOString() },
     });
+  });
+
+  test("the request log's id reaches the service context and its audit event", async () => {
+    const logged = new Hono();
+    logged.use('*', requestLog({}));
+    const deps = { store, identity, now: () => clock, publicUrl: ORIGIN };
+    logged.post(
+      '/audited',
+      userRoute(
+        deps,
+        defineService({
+          name: 'audited',
+          input: z.strictObject({}),
+          run: async (ctx: ServiceContext<typeof deps>) => ({ event: auditEvent(ctx, 'thing.audited', null) }),
+        }),
+      ),
+    );
+    const headers = await signIn();
+    const res = await logged.request('/audited', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-from-proxy-1', ...headers },
+      body: '{}',
+    });
+    expect(res.headers.get('x-request-id')).toBe('req-from-proxy-1');
+    expect(((await res.json()) as { event: { requestId?: string } }).event.requestId).toBe('req-from-proxy-1');
+    const fresh = await logged.request('/audited', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: '{}',
+    });
+    const made = res.headers.get('x-request-id');
+    expect(((await fresh.json()) as { event: { requestId?: string } }).event.requestId).toBe(
+      fresh.headers.get('x-request-id'),
+    );
+    expect(made).not.toBe(fresh.headers.get('x-request-id'));
   });
 
   test('GET reads the query string with the same strict schema', async () => {

@@ -45,6 +45,8 @@ export function requestClient(c: Context): { userAgent: string | null; address: 
 
 /** The request's id: the caller's X-Request-Id when it is well formed (the request log uses the same rule). */
 export function requestIdOf(c: Context): string {
+  const logged = c.get('requestId');
+  if (logged) return logged;
   const incoming = c.req.header('x-request-id');
   return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newRequestId();
 }
