@@ -88,6 +88,23 @@ describe('the activity page', () => {
     await page.close();
   });
 
+  test('an owner sets the retention on the page; the gateway keeps it and the chain still verifies', async () => {
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/activity`);
+    const card = page.getByTestId('retention');
+    await expect.poll(() => card.textContent(), { timeout: 15_000 }).toContain('Every row is kept');
+    await card.getByLabel('Keep rows for (days)').fill('45');
+    await card.getByRole('button', { name: 'Keep for these days' }).click();
+    await expect.poll(() => card.textContent(), { timeout: 15_000 }).toContain('older than 45 day(s)');
+    const settings = await fetch(`${gw.url}/api/audit/settings`, { headers: { cookie: owner.cookie } });
+    expect(await settings.json()).toEqual({ retention_days: 45 });
+    const verify = await fetch(`${gw.url}/api/audit/verify`, { headers: { cookie: owner.cookie } });
+    expect(await verify.json()).toMatchObject({ ok: true });
+    await card.getByRole('button', { name: 'Keep everything' }).click();
+    await expect.poll(() => card.textContent(), { timeout: 15_000 }).toContain('Every row is kept');
+    await page.close();
+  });
+
   test('the page fits a phone', async () => {
     const phone = await newContext(browser, 'phone');
     const [name, value] = owner.cookie.split('=') as [string, string];

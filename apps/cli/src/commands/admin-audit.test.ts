@@ -104,3 +104,18 @@ test('bad input is a usage error', async () => {
   expect(since.code).toBe(2);
   expect(since.stderr).toContain('--since "yesterday"');
 });
+
+test('retention shows, sets (pruning at once, the chain still whole) and turns off; bad values are usage errors', async () => {
+  expect((await cli('retention')).stdout).toContain('kept forever');
+  const set = await cli('retention', '30');
+  expect(set.code).toBe(0);
+  // The rows of June 2026 are months old by the real clock: all pruned, and verify still passes from the anchor.
+  expect(set.stdout).toMatch(/kept 30 day\(s\); [1-9]\d* older row\(s\) pruned/);
+  expect((await cli('retention')).stdout).toContain('kept 30 day(s)');
+  const verified = await cli('verify');
+  expect(verified.code).toBe(0);
+  expect(verified.stdout).toContain('the anchor left by pruning');
+  expect((await cli('retention', 'off')).stdout).toContain('kept forever');
+  expect((await cli('retention', '0')).code).toBe(2);
+  expect((await cli('retention', 'soon')).code).toBe(2);
+});

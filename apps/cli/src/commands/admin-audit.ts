@@ -5,6 +5,7 @@ import {
   auditJsonLine,
   auditRowsOldestFirst,
   auditView,
+  pruneByRetention,
   type Store,
   verificationView,
 } from '@letkite/gateway';
@@ -13,7 +14,8 @@ import { type CliIo, EXIT_FAILED, EXIT_OK, UsageError } from '../io';
 export const AUDIT_USAGE =
   '       letkite admin audit export [--since T] [--until T] [--format jsonl|csv] [--tool T] [--machine ID]\n' +
   '                                  [--connection ID] [--person USER_ID] [--outcome O] [--action A]\n' +
-  '       letkite admin audit verify';
+  '       letkite admin audit verify\n' +
+  '       letkite admin audit retention [DAYS | off]';
 
 type WithStore = <T>(
   data: string | undefined,
@@ -99,6 +101,44 @@ export async function adminAudit(args: string[], io: CliIo, withStore: WithStore
       }
       io.stdout.write(`The activity log is broken at row ${v.broken_id} (${v.reason}): ${v.message}\n`);
       return EXIT_FAILED;
+    });
+  }
+  if (verb === 'retention') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { data: { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const [value, ...extra] = positionals;
+    if (extra.length > 0) throw new UsageError('letkite admin audit retention [DAYS | off]');
+    return withStore(values.data, async ({ store, accountId }) => {
+      if (value === undefined) {
+        const days = await store.getAuditRetention(accountId);
+        io.stdout.write(days === null ? 'The activity log is kept forever.\n' : `Rows are kept ${days} day(s).\n`);
+        return EXIT_OK;
+      }
+      const days = value === 'off' ? null : Number(value);
+      if (days !== null && !(Number.isInteger(days) && days >= 1 && days <= 36_500)) {
+        throw new UsageError(`retention "${value}": give whole days from 1 to 36500, or off`);
+      }
+      const now = new Date();
+      await store.setAuditRetention(accountId, days, {
+        accountId,
+        at: now.toISOString(),
+        actor: 'cli:admin',
+        action: 'audit.retention',
+        outcome: 'ok',
+        details: { retention_days: days },
+      });
+      // As the web's setting does: apply it at once (the chain's anchor keeps verify whole).
+      const pruned = await pruneByRetention(store, accountId, now);
+      io.stdout.write(
+        days === null
+          ? 'The activity log is now kept forever.\n'
+          : `Rows are now kept ${days} day(s); ${pruned} older row(s) pruned.\n`,
+      );
+      return EXIT_OK;
     });
   }
   throw new UsageError(AUDIT_USAGE.trimStart());

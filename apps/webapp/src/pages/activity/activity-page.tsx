@@ -1,7 +1,8 @@
 import { type AuditEventView, auditActions, auditEndpoints, machineListEndpoints } from '@letkite/protocol/api';
 import { useEffect, useMemo, useState } from 'react';
 import { call } from '../../api';
-import { useApiQuery } from '../../queries';
+import { useApiMutation, useApiQuery } from '../../queries';
+import { useSession } from '../../session';
 import { ErrorNote, errorText, Page, When } from '../../ui';
 import { VisibleText } from '../../visible-value';
 import { apiFilter, type Filters, isoOfLocalInput, localInputOf, searchOf, useUrlFilters } from './activity-filters';
@@ -206,6 +207,65 @@ function ActivityRow(props: { e: AuditEventView; open: boolean; onToggle: () => 
 }
 
 /**
+ * How long rows are kept. Owners and admins change it (pruning keeps the chain verifiable); others only see it.
+ */
+function RetentionCard() {
+  const { session } = useSession();
+  const settings = useApiQuery(auditEndpoints.settings);
+  const save = useApiMutation(auditEndpoints.setSettings, {
+    invalidates: [auditEndpoints.settings, auditEndpoints.list],
+  });
+  const [days, setDays] = useState('');
+  const mayChange = session.user?.role === 'owner' || session.user?.role === 'admin';
+  const current = settings.data?.retention_days;
+  return (
+    <section className="card" aria-label="Retention" data-testid="retention">
+      <h2>Retention</h2>
+      <p className="hint">
+        {current === undefined
+          ? 'Loading…'
+          : current === null
+            ? 'Every row is kept.'
+            : `Rows older than ${current} day(s) are pruned every hour.`}{' '}
+        Pruning keeps the chain verifiable: the last pruned row's hash stays as its anchor.
+      </p>
+      {mayChange && (
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            save.mutate({ retention_days: Number(days) });
+          }}
+        >
+          <input
+            type="number"
+            min={1}
+            max={36500}
+            required
+            placeholder="days"
+            aria-label="Keep rows for (days)"
+            value={days}
+            onChange={(e) => setDays(e.target.value)}
+          />
+          <button type="submit" disabled={save.isPending}>
+            Keep for these days
+          </button>
+          <button
+            type="button"
+            className="secondary"
+            disabled={save.isPending || current === null}
+            onClick={() => save.mutate({ retention_days: null })}
+          >
+            Keep everything
+          </button>
+        </form>
+      )}
+      <ErrorNote error={errorText(settings.error) ?? errorText(save.error)} />
+    </section>
+  );
+}
+
+/**
  * The activity log: every tool call, admin action and sign-in of the account, newest first, with the filters in
  * the URL, new rows arriving live (server-sent events), each row's full detail, export, and calls per hour.
  */
@@ -307,6 +367,7 @@ export default function ActivityPage() {
           Load older
         </button>
       )}
+      <RetentionCard />
     </Page>
   );
 }
