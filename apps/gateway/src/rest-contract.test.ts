@@ -260,6 +260,15 @@ describe('REST answers match their @letkite/protocol/api schemas', () => {
     await call(tokenEndpoints.revoke, { id: created.id });
     expect((await call(tokenEndpoints.list, {})).tokens[0]?.revoked_at).not.toBeNull();
     expect((await call(connectionEndpoints.list, {})).connections).toEqual([]);
+    // A group the account switched off is not offered to a new token at all.
+    await deps.policies.saveSettings(
+      accountId,
+      { mcpHttp: true, stdioBridge: true, legacySse: false, disabledToolGroups: ['commands'] },
+      { accountId, at: clock().toISOString(), actor: 'test', action: 'account.settings', outcome: 'ok' },
+    );
+    const offered = await call(tokenEndpoints.toolGroups, {});
+    expect(offered.groups.map((g) => g.name)).not.toContain('commands');
+    expect(offered.groups.length).toBe(groups.groups.length - 1);
   });
 
   test('approvals: list, one request, deny; push key', async () => {

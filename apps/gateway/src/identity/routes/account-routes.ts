@@ -140,14 +140,20 @@ export function accountRoutes(deps: IdentityDeps): Hono {
       }),
     ),
   );
-  // The tool groups of DESIGN §7 (the OAuth scopes), so the tokens page offers the same choice as the consent page.
+  // The tool groups of DESIGN §7 (the OAuth scopes), so the tokens page offers the same choice as the consent page;
+  // groups the account switched off are not offered at all (the token API refuses them too).
   r.get(
     '/tool-groups',
     route.user(
-      view('listToolGroups', undefined, async () => ({
-        base_tools: baseTools,
-        groups: toolGroupNames.map((name) => ({ name, label: toolGroupLabels[name], tools: toolGroups[name] })),
-      })),
+      view('listToolGroups', undefined, async (ctx) => {
+        const off = new Set<string>((await ctx.deps.policies.settings(ctx.actor.user.accountId)).disabledToolGroups);
+        return {
+          base_tools: baseTools,
+          groups: toolGroupNames
+            .filter((name) => !off.has(name))
+            .map((name) => ({ name, label: toolGroupLabels[name], tools: toolGroups[name] })),
+        };
+      }),
     ),
   );
   // The account's redaction patterns (DESIGN §7): masked in every output an AI reads and in the audit log.
