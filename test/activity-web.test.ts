@@ -91,6 +91,10 @@ describe('the activity page', () => {
   test('an owner sets the retention on the page; the gateway keeps it and the chain still verifies', async () => {
     const page = await context.newPage();
     await page.goto(`${gw.url}/activity`);
+    // People are picked by name (an owner may list them), not typed as ids.
+    await expect
+      .poll(() => page.locator('select[name=person] option').allTextContents(), { timeout: 15_000 })
+      .toContain('Olivia');
     const card = page.getByTestId('retention');
     await expect.poll(() => card.textContent(), { timeout: 15_000 }).toContain('Every row is kept');
     await card.getByLabel('Keep rows for (days)').fill('45');

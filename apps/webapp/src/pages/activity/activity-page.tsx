@@ -1,4 +1,11 @@
-import { type AuditEventView, auditActions, auditEndpoints, machineListEndpoints } from '@letkite/protocol/api';
+import {
+  type AuditEventView,
+  auditActions,
+  auditEndpoints,
+  connectionEndpoints,
+  machineListEndpoints,
+  memberEndpoints,
+} from '@letkite/protocol/api';
 import { useEffect, useMemo, useState } from 'react';
 import { call } from '../../api';
 import { useApiMutation, useApiQuery } from '../../queries';
@@ -11,11 +18,41 @@ import './activity.css';
 
 const outcomes = ['ok', 'error', 'approval_pending', 'blocked_by_policy', 'blocked_by_ceiling', 'approval_denied'];
 
+/**
+ * A choice by name when the list is known, else a field for the id. A value from the URL that is not in the list
+ * (a token's id, a removed person) stays selectable, so a shared link shows what it filters by.
+ */
+function PickOrType(props: {
+  name: string;
+  value: string | undefined;
+  options: { id: string; name: string }[] | null;
+  onChange: (v: string) => void;
+}) {
+  const { name, value, options, onChange } = props;
+  if (!options)
+    return <input id={`filter-${name}`} name={name} value={value ?? ''} onChange={(e) => onChange(e.target.value)} />;
+  const known = value === undefined || options.some((o) => o.id === value);
+  return (
+    <select id={`filter-${name}`} name={name} value={value ?? ''} onChange={(e) => onChange(e.target.value)}>
+      <option value="">anyone</option>
+      {!known && <option value={value}>{value}</option>}
+      {options.map((o) => (
+        <option key={o.id} value={o.id}>
+          {o.name}
+        </option>
+      ))}
+    </select>
+  );
+}
+
 /** The filter form; every change goes to the URL. */
 function FilterBar(props: {
   filters: Filters;
   onChange: (f: Filters) => void;
   machines: { id: string; name: string }[];
+  /** People and connections by name, when this person may list them; otherwise the fields take an id. */
+  people: { id: string; name: string }[] | null;
+  connections: { id: string; name: string }[] | null;
 }) {
   const { filters, onChange } = props;
   const set = (key: keyof Filters, value: string | undefined) => onChange({ ...filters, [key]: value || undefined });
@@ -83,13 +120,18 @@ function FilterBar(props: {
           ))}
         </select>
       </label>
-      <label>
-        <span className="label">Person (user id)</span>
-        <input name="person" value={filters.person ?? ''} onChange={(e) => set('person', e.target.value)} />
+      <label htmlFor="filter-person">
+        <span className="label">{props.people ? 'Person' : 'Person (user id)'}</span>
+        <PickOrType name="person" value={filters.person} options={props.people} onChange={(v) => set('person', v)} />
       </label>
-      <label>
-        <span className="label">Connection or token id</span>
-        <input name="connection" value={filters.connection ?? ''} onChange={(e) => set('connection', e.target.value)} />
+      <label htmlFor="filter-connection">
+        <span className="label">{props.connections ? 'Connection' : 'Connection or token id'}</span>
+        <PickOrType
+          name="connection"
+          value={filters.connection}
+          options={props.connections}
+          onChange={(v) => set('connection', v)}
+        />
       </label>
       <button type="button" className="secondary" onClick={() => onChange({})}>
         Clear filters
@@ -273,6 +315,15 @@ export default function ActivityPage() {
   const [filters, setFilters] = useUrlFilters();
   const filter = useMemo(() => apiFilter(filters), [filters]);
   const machines = useApiQuery(machineListEndpoints.list);
+  const members = useApiQuery(memberEndpoints.list);
+  const connections = useApiQuery(connectionEndpoints.list);
+  const people = members.data ? members.data.members.map((m) => ({ id: m.id, name: m.name })) : null;
+  const connectionChoices = connections.data
+    ? connections.data.connections.map((c) => ({
+        id: c.id,
+        name: `${c.client_name ?? c.client_id} (${c.user_name ?? c.user_id})`,
+      }))
+    : null;
   const first = useApiQuery(auditEndpoints.list, { ...filter, limit: 100 });
   const [older, setOlder] = useState<{ events: AuditEventView[]; cursor: string | null } | null>(null);
   // Live rows belong to the filter set they arrived for: a message the previous stream sent just before it was
@@ -324,7 +375,13 @@ export default function ActivityPage() {
       title="Activity"
       intro="Everything AI clients did on your machines, every admin change and every sign-in. Each row is chained to the one before it, so an edit in the database shows."
     >
-      <FilterBar filters={filters} onChange={setFilters} machines={machines.data?.machines ?? []} />
+      <FilterBar
+        filters={filters}
+        onChange={setFilters}
+        machines={machines.data?.machines ?? []}
+        people={people}
+        connections={connectionChoices}
+      />
       <div className="activity-toolbar">
         <span className={connected ? 'live-dot on' : 'live-dot'} data-testid="live-state">
           {connected ? 'Live' : 'Connecting…'}
