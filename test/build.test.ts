@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from './support/letkite';
+import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, RUN_AS } from './support/letkite';
 import { freePort, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
 // Issue #13: `npm run build` compiles the apps, and the built `letkite` (bin/letkite → dist/cli/main.mjs) runs a
@@ -106,7 +106,11 @@ describe('the built product', () => {
     const ceiling = join(agentDir, 'ceiling.toml');
     writeFileSync(ceiling, FULL_SHELL_CEILING);
     const agentEnv = { LETKITE_CEILING: ceiling, LETKITE_AGENT_STATE: agentDir };
-    const joined = await run(['agent', 'join', url, '-', '--name', 'built'], agentEnv, lastLine(joinToken.stdout));
+    const joined = await run(
+      ['agent', 'join', url, '-', '--name', 'built', ...RUN_AS],
+      agentEnv,
+      lastLine(joinToken.stdout),
+    );
     expect(joined.stderr).toBe('');
     expect(joined.code).toBe(0);
     const agent = new BuiltCli(['agent', 'run'], agentEnv);
