@@ -1,5 +1,7 @@
 import { LetKiteError } from '@letkite/protocol';
 import type { PolicyStore } from './policy-store';
+import { PgPolicyStore } from './postgres/pg-policy-store';
+import { PgStore } from './postgres/pg-store';
 import { SqlitePolicyStore } from './sqlite/sqlite-policy-store';
 import { SqliteStore } from './sqlite/sqlite-store';
 import type { Store } from './types';
@@ -7,5 +9,6 @@ import type { Store } from './types';
 /** The policies domain sharing the core store's database (and so its transactions and audit log). */
 export function openPolicyStore(store: Store): PolicyStore {
   if (store instanceof SqliteStore) return new SqlitePolicyStore(store);
-  throw new LetKiteError('not_implemented', 'the policy store exists only for SQLite in this build');
+  if (store instanceof PgStore) return new PgPolicyStore(store.database);
+  throw new LetKiteError('not_implemented', 'the policy store exists only for SQLite and PostgreSQL');
 }
