@@ -1,9 +1,12 @@
 import { LetKiteError } from '@letkite/protocol';
 import type { Coordination } from '../coordination/coordination';
 import type { Mailer } from '../notify/mailer';
+import { PgApprovalStore } from '../store/postgres/pg-approval-store';
+import { PgStore } from '../store/postgres/pg-store';
 import { SqliteApprovalStore } from '../store/sqlite/sqlite-approval-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import type { Store } from '../store/types';
+import type { ApprovalStore } from './approval-store';
 import { type Approvals, createApprovals, vapidSubjectFor } from './approvals';
 import { createApprovalNotifier } from './notify-approvers';
 
@@ -22,10 +25,10 @@ export function openApprovals(options: {
   allowInsecurePushLoopback?: boolean;
 }): Approvals {
   const { store } = options;
-  if (!(store instanceof SqliteStore)) {
-    throw new LetKiteError('not_implemented', 'the approvals store exists only for SQLite in this build');
-  }
-  const approvalStore = new SqliteApprovalStore(store);
+  let approvalStore: ApprovalStore;
+  if (store instanceof SqliteStore) approvalStore = new SqliteApprovalStore(store);
+  else if (store instanceof PgStore) approvalStore = new PgApprovalStore(store.database);
+  else throw new LetKiteError('not_implemented', 'the approvals store exists only for SQLite and PostgreSQL');
   return createApprovals({
     store: approvalStore,
     coordination: options.coordination,
