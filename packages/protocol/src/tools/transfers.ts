@@ -80,7 +80,7 @@ export const transferStart = defineTool({
   name: 'transfer_start',
   title: 'Start a copy between machines',
   description:
-    'Starts copy_between_hosts in the background and answers at once with a transfer_id for transfer_status. Transfers live in the gateway: if it restarts, running transfers fail (their partial copies are removed) and their ids are no longer known.',
+    'Starts copy_between_hosts in the background and answers at once with a transfer_id for transfer_status. The gateway that started a transfer relays it: if that gateway stops, the transfer fails (its partial copy is removed); its id and outcome stay known to every gateway for an hour after it ends.',
   input: copyBetweenHostsInput,
   output: z.object({ transfer_id: z.string() }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -95,7 +95,7 @@ export const transferStatus = defineTool({
   name: 'transfer_status',
   title: 'Progress of a copy',
   description:
-    'Progress of a transfer started with transfer_start: bytes and files done out of the total, the current rate, and the result or error once it ends. An id this gateway does not know (for example after a restart) answers not_found.',
+    'Progress of a transfer started with transfer_start: bytes and files done out of the total, the current rate, and the result or error once it ends. Any gateway of the cluster answers, for an hour after the transfer ended; an unknown id, or one of another account, answers not_found.',
   input: z.strictObject({ transfer_id: z.string().min(1).max(64) }),
   output: z.object({
     transfer_id: z.string(),
