@@ -22,6 +22,7 @@ import type { OAuthDeps } from './oauth/oauth-deps';
 import { oauthRoutes } from './oauth/routes';
 import { mcpResource } from './oauth/tokens';
 import { policyRoutes } from './policies/policy-routes';
+import { tunnelRoutes } from './tunnels/tunnel-routes';
 
 export interface AppDeps extends GatewayDeps {
   mcp: McpEndpoint;
@@ -137,6 +138,9 @@ export function createApp(deps: AppDeps): Hono {
     for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);
     return withCors;
   });
+
+  // Shared web services of kind "http" tunnels (tunnels/tunnel-routes.ts).
+  app.route('/', tunnelRoutes(deps));
 
   // Last: the web app answers any other GET (its client-side routes), with a strict CSP.
   app.get('*', serveWebApp());

@@ -67,6 +67,18 @@ export const GatewayConfig = z.object({
   metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
   /** The metrics listener's address: loopback unless a scraper elsewhere needs it (e.g. 0.0.0.0 in a pod). */
   metricsHost: z.string().min(1).default('127.0.0.1'),
+  /** Ports tcp tunnels listen on ("20000-20100"); unset: any free port the system hands out. */
+  tunnelPorts: z
+    .string()
+    .regex(/^[1-9]\d{0,4}(-[1-9]\d{0,4})?$/, 'a port or a range "LOW-HIGH"')
+    .transform((text) => {
+      const [low = 0, high = low] = text.split('-').map(Number);
+      return { low, high };
+    })
+    .refine((r) => r.low <= r.high && r.high <= 65535, 'LOW-HIGH with LOW <= HIGH <= 65535')
+    .optional(),
+  /** Address tcp tunnels listen on (loopback by default: exposing them further is a deliberate choice). */
+  tunnelHost: z.string().min(1).default('127.0.0.1'),
   /** On SIGTERM, how long running requests may take to finish before their connections are cut. */
   shutdownTimeoutMs: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /**
@@ -127,6 +139,8 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     logFormat: env.LETKITE_LOG_FORMAT || undefined,
     metricsPort: env.LETKITE_METRICS_PORT || undefined,
     metricsHost: env.LETKITE_METRICS_HOST || undefined,
+    tunnelPorts: env.LETKITE_TUNNEL_PORTS || undefined,
+    tunnelHost: env.LETKITE_TUNNEL_HOST || undefined,
     shutdownTimeoutMs: env.LETKITE_SHUTDOWN_TIMEOUT_MS || undefined,
     mcpSessionIdleMs: env.LETKITE_MCP_SESSION_IDLE_MS || undefined,
     oauthRegistrationsPerHour: env.LETKITE_OAUTH_REGISTRATIONS_PER_HOUR || undefined,
@@ -160,6 +174,8 @@ function envName(key: string): string {
     logFormat: 'LOG_FORMAT',
     metricsPort: 'METRICS_PORT',
     metricsHost: 'METRICS_HOST',
+    tunnelPorts: 'TUNNEL_PORTS',
+    tunnelHost: 'TUNNEL_HOST',
     shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
     mcpSessionIdleMs: 'MCP_SESSION_IDLE_MS',
     oauthRegistrationsPerHour: 'OAUTH_REGISTRATIONS_PER_HOUR',

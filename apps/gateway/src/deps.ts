@@ -8,6 +8,7 @@ import type { Mailer } from './notify/mailer';
 import type { PolicyStore } from './store/policy-store';
 import type { Store } from './store/types';
 import type { TransferStore } from './transfers/transfer-store';
+import type { TunnelRegistry } from './tunnels/tunnel-registry';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
 export interface GatewayDeps {
@@ -34,4 +35,6 @@ export interface GatewayDeps {
   gatewayIdentity: GatewayIdentity;
   /** Prometheus counters and histograms (tool calls are counted in runTool); absent in tests that need none. */
   metrics?: GatewayMetrics;
+  /** The tunnels this gateway process holds (tunnel_open, /t/<id>/, tcp listeners); absent: tunnels unsupported. */
+  tunnels?: TunnelRegistry;
 }

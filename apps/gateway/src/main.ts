@@ -36,6 +36,8 @@ import { openStore } from './store/open-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
 import { openTransferStore } from './transfers/open-transfer-store';
+import { credentialLiveCheck } from './tunnels/credential-live';
+import { TunnelRegistry } from './tunnels/tunnel-registry';
 import { GATEWAY_VERSION } from './version';
 
 export interface RunningGateway {
@@ -167,6 +169,17 @@ export async function startGateway(
     clientDocuments: new ClientDocumentFetcher({ allowLoopback: config.oauthLoopbackClientDocuments }),
     registrationsPerHour: config.oauthRegistrationsPerHour,
   };
+  // Tunnels live in this process (their listeners too) and close with it.
+  const tunnels = new TunnelRegistry({
+    hub,
+    listen: { host: config.tunnelHost, ports: config.tunnelPorts ?? null },
+    publicUrl,
+    credentialLive: credentialLiveCheck({ identity, oauth: oauth.store, now }),
+    appendAudit: (event) => store.appendAudit(event),
+    now,
+    log,
+  });
+  deps.tunnels = tunnels;
   // Registrations nobody used within a day are deleted, by one gateway of the cluster.
   const stopClientPrune = startLeasedInterval({
     lease: coordination.lease('oauth.client-prune', 30 * 60_000),
@@ -263,6 +276,7 @@ export async function startGateway(
     if (inflight.size > 0)
       log(`shutting down: ${inflight.size} request(s) still running after ${config.shutdownTimeoutMs} ms are cut`);
     await mcp.close();
+    await tunnels.closeAll();
     await hub.close();
     for (const client of wss.clients) client.terminate();
     wss.close();

@@ -44,6 +44,7 @@ describe('the agent op registry', () => {
         'git_diff',
         'transfer_send',
         'transfer_receive',
+        'tunnel_connect',
       ].sort(),
     );
   });
@@ -73,13 +74,14 @@ describe('the agent op registry', () => {
     expect(agentOps.terminal_close.result.safeParse({}).success).toBe(false);
   });
 
-  test('streamed ops are exactly the transfers, and are kept out of plain calls', () => {
-    expectTypeOf<AgentStreamOp>().toEqualTypeOf<'transfer_send' | 'transfer_receive'>();
+  test('streamed ops are exactly the transfers and tunnel connections, and are kept out of plain calls', () => {
+    expectTypeOf<AgentStreamOp>().toEqualTypeOf<'transfer_send' | 'transfer_receive' | 'tunnel_connect'>();
     expectTypeOf<'transfer_send'>().not.toMatchTypeOf<AgentCallOp>();
     expectTypeOf<'exec'>().toMatchTypeOf<AgentCallOp>();
     expect(agentOpNames.filter((n) => agentOps[n].shape === 'stream').sort()).toEqual([
       'transfer_receive',
       'transfer_send',
+      'tunnel_connect',
     ]);
   });
 

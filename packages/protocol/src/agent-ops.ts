@@ -29,6 +29,7 @@ import {
   TerminalTextResult,
 } from './ops-terminals';
 import { TransferReceiveParams, TransferSendParams, TransferSideResult } from './ops-transfer';
+import { TunnelConnectParams, TunnelConnectResult } from './ops-tunnel';
 
 /**
  * How an op talks besides its one answer. `call`: request, then `response` or `error`. `chunks`: output arrives
@@ -77,6 +78,7 @@ export const agentOps = {
   git_diff: op(GitDiffParams, GitDiffResult, 'call'),
   transfer_send: op(TransferSendParams, TransferSideResult, 'stream'),
   transfer_receive: op(TransferReceiveParams, TransferSideResult, 'stream'),
+  tunnel_connect: op(TunnelConnectParams, TunnelConnectResult, 'stream'),
 } as const satisfies Record<string, AgentOpSpec>;
 
 type Registry = typeof agentOps;

@@ -139,6 +139,16 @@ export {
   transferEntryKinds,
 } from './ops-transfer';
 export {
+  MAX_TUNNEL_WINDOW_BYTES,
+  splitTunnelTarget,
+  TUNNEL_CHUNK_BYTES,
+  TUNNEL_WINDOW_BYTES,
+  TunnelConnectParams,
+  TunnelConnectResult,
+  TunnelKind,
+  tunnelKinds,
+} from './ops-tunnel';
+export {
   APPROVAL_WAIT_MAX_S,
   ApprovalWaitStatus,
   approvalWait,
@@ -200,4 +210,14 @@ export {
   transferStatus,
   transferTools,
 } from './tools/transfers';
+export {
+  DEFAULT_TUNNEL_TTL_S,
+  MAX_TUNNEL_TTL_S,
+  TunnelInfo,
+  tunnelClose,
+  tunnelOpen,
+  tunnelOpenInput,
+  tunnelsList,
+  tunnelTools,
+} from './tools/tunnels';
 export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';

@@ -14,6 +14,7 @@ import { parseParams } from '../files/parse-params';
 import type { RequestStream } from '../request-stream';
 import type { StatefulOps } from '../session-ops';
 import { runTransferOp, type TempJournal, type TransferOpName } from '../transfers';
+import { tunnelConnect } from '../tunnels';
 import { sendChunks } from './send-chunks';
 
 /** One request as a handler gets it: params already parsed against the op's schema in the protocol registry. */
@@ -86,6 +87,8 @@ export function opHandlers({ stateful, transfers }: OpDeps): OpHandlers {
     git_diff: fileOp(),
     transfer_send: transferOp(transfers),
     transfer_receive: transferOp(transfers),
+    tunnel_connect: (r) =>
+      tunnelConnect(r.params, r.context, r.ceiling, { id: r.id, send: r.send, stream: r.stream, signal: r.signal }),
   };
 }
 

@@ -96,7 +96,8 @@ export function toolsAllowedByPolicy(policy: Policy, scopes: Grant['scopes']): s
     connection: { tools: scopes, machines: '*' },
     machine: '*',
     policy,
-    ceiling: OPEN_CEILING,
+    // Unbounded for tunnels too: the policy's own targets (an intersection with any fixed list would drop names).
+    ceiling: { ...OPEN_CEILING, tunnel_targets: [...policy.tunnel_targets] },
     home: '/root',
   }).tools;
 }

@@ -21,6 +21,7 @@ import {
   terminalWaitHandler,
 } from './terminals';
 import { copyBetweenHostsHandler, transferStartHandler, transferStatusHandler } from './transfers';
+import { tunnelCloseHandler, tunnelOpenHandler, tunnelsListHandler } from './tunnels';
 
 /** Every MCP tool the gateway serves, in the order tools/list shows them. */
 export const toolHandlers: readonly ToolHandler[] = [
@@ -46,5 +47,8 @@ export const toolHandlers: readonly ToolHandler[] = [
   terminalReadHandler,
   terminalWaitHandler,
   terminalCloseHandler,
+  tunnelOpenHandler,
+  tunnelCloseHandler,
+  tunnelsListHandler,
   approvalWaitHandler,
 ];

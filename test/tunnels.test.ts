@@ -1,0 +1,372 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { asPerson, TestAccount, type TestPerson } from './support/approvals';
+import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
+import { waitFor } from './support/processes';
+
+interface TunnelOut {
+  tunnel_id: string;
+  target: string;
+  kind: 'http' | 'tcp';
+  expires_at: string;
+  url?: string;
+  tcp?: { host: string; port: number };
+}
+
+/** An HTTP server on "the machine" that answers with what it received (method, path, headers, body). */
+async function echoHttpServer(): Promise<Server> {
+  const server = createHttpServer((req: IncomingMessage, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (d: Buffer) => parts.push(d));
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('set-cookie', ['app=2; Path=/', 'letkite_session=stolen; Path=/']);
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          url: req.url,
+          headers: req.headers,
+          body: Buffer.concat(parts).toString(),
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return server;
+}
+
+/** A TCP echo server; `connections` counts who reached it. */
+async function echoTcpServer(): Promise<{
+  server: ReturnType<typeof createServer>;
+  port: number;
+  connections: () => number;
+}> {
+  let n = 0;
+  const server = createServer((s) => {
+    n += 1;
+    s.on('error', () => undefined);
+    s.pipe(s);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port, connections: () => n };
+}
+
+function portOf(server: Server | ReturnType<typeof createServer>): number {
+  return (server.address() as AddressInfo).port;
+}
+
+/** Connects to a tcp tunnel, sends `text`, and reads until that many bytes came back. */
+async function echoThrough(port: number, text: string): Promise<string> {
+  const socket = connect({ host: '127.0.0.1', port });
+  socket.on('error', () => undefined);
+  const got: Buffer[] = [];
+  let size = 0;
+  return await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no echo')), 15_000);
+    socket.on('data', (d: Buffer) => {
+      got.push(d);
+      size += d.length;
+      if (size >= Buffer.byteLength(text)) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(Buffer.concat(got).toString());
+      }
+    });
+    socket.on('close', () => reject(new Error('closed before the echo')));
+    socket.write(text);
+  });
+}
+
+function closed(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    if (socket.destroyed) resolve();
+    socket.once('close', () => resolve());
+  });
+}
+
+/** Opens a socket through a tcp tunnel and waits until a round trip went through it. */
+async function liveConnection(port: number): Promise<Socket> {
+  const socket = connect({ host: '127.0.0.1', port });
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no echo')), 15_000);
+    socket.once('data', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.write('ping');
+  });
+  return socket;
+}
+
+function memoryOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? Number.NaN) * 1024;
+}
+
+describe('tunnels through a real gateway and agent', () => {
+  let gw: TestGateway;
+  let agent: TestAgent;
+  let account: TestAccount;
+  let owner: TestPerson;
+  let token: { id: string; token: string };
+  let client: Client;
+  let web: Server;
+  let echo: Awaited<ReturnType<typeof echoTcpServer>>;
+  let unlisted: Awaited<ReturnType<typeof echoTcpServer>>;
+  let blaster: Server | ReturnType<typeof createServer>;
+
+  const policy = (targets: string[]) => ({
+    name: 'tunnels',
+    shell: 'off',
+    tunnel_targets: targets,
+  });
+
+  beforeAll(async () => {
+    web = await echoHttpServer();
+    echo = await echoTcpServer();
+    unlisted = await echoTcpServer();
+    // Sends 96 MiB as fast as the tunnel takes it, to a reader that reads slowly.
+    blaster = createServer((s) => {
+      s.on('error', () => undefined);
+      const chunk = Buffer.alloc(1024 * 1024, 7);
+      let left = 96;
+      const more = () => {
+        while (left > 0) {
+          left -= 1;
+          if (!s.write(chunk)) {
+            s.once('drain', more);
+            return;
+          }
+        }
+        s.end();
+      };
+      more();
+    });
+    await new Promise<void>((r) => blaster.listen(0, '127.0.0.1', r));
+    gw = await TestGateway.start();
+    // The machine allows loopback only; the policy lists the servers' ports and the 10/8 network.
+    agent = await gw.addAgent('alpha', { ceiling: `${FULL_SHELL_CEILING}tunnel_targets = ["127.0.0.1:*"]\n` });
+    account = await TestAccount.open(gw);
+    owner = await account.person('Olga', 'owner');
+    token = await account.token(
+      owner.userId,
+      policy([`127.0.0.1:${portOf(web)}`, `127.0.0.1:${echo.port}`, `127.0.0.1:${portOf(blaster)}`, '10.0.0.0/8:*']),
+    );
+    client = await mcpClient(gw.url, token.token);
+    await machineOnline(client, 'alpha');
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await account?.close();
+    await agent?.dispose();
+    await gw?.dispose();
+    web?.close();
+    echo?.server.close();
+    unlisted?.server.close();
+    blaster?.close();
+  });
+
+  test('an http tunnel serves the machine’s web service to the bearer and to a signed-in person, credentials stripped', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${portOf(web)}`,
+      kind: 'http',
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.data.url).toBe(`${gw.url}/t/${r.data.tunnel_id}/`);
+    const url = r.data.url as string;
+
+    const byBearer = await fetch(`${url}api/items?x=1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.token}`, 'content-type': 'text/plain' },
+      body: 'hello through the tunnel',
+    });
+    expect(byBearer.status).toBe(200);
+    const seen = (await byBearer.json()) as {
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      body: string;
+    };
+    expect(seen).toMatchObject({ method: 'POST', url: '/api/items?x=1', body: 'hello through the tunnel' });
+    expect(seen.headers.host).toBe(`127.0.0.1:${portOf(web)}`);
+    expect(seen.headers.authorization).toBeUndefined();
+    // The target cannot set the gateway's session cookie, and the page runs sandboxed.
+    expect(byBearer.headers.getSetCookie()).toEqual(['app=2; Path=/']);
+    expect(byBearer.headers.get('content-security-policy')).toContain('sandbox');
+
+    const byCookie = await fetch(`${url}page`, { headers: { cookie: `${owner.cookie}; app=1` } });
+    expect(byCookie.status).toBe(200);
+    const seenByCookie = (await byCookie.json()) as { headers: Record<string, string> };
+    expect(seenByCookie.headers.cookie).toBe('app=1');
+    expect(JSON.stringify(seenByCookie)).not.toContain(owner.cookie.split('=')[1] as string);
+
+    // Nobody else: no credential, or another token of the same account.
+    expect((await fetch(url)).status).toBe(401);
+    const other = await account.token(owner.userId, policy([`127.0.0.1:${portOf(web)}`]));
+    expect((await fetch(url, { headers: { authorization: `Bearer ${other.token}` } })).status).toBe(404);
+    // A cookie-authenticated change from another site is refused (CSRF).
+    const crossSite = await fetch(`${url}x`, {
+      method: 'POST',
+      headers: { cookie: owner.cookie, origin: 'https://evil.example' },
+      body: 'x',
+    });
+    expect(crossSite.status).toBe(403);
+
+    const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
+    expect(list.data.tunnels.map((t) => t.tunnel_id)).toContain(r.data.tunnel_id);
+    const shut = await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
+    expect(shut.error).toBeUndefined();
+    expect((await fetch(url, { headers: { authorization: `Bearer ${token.token}` } })).status).toBe(404);
+    expect(account.audit('tunnel.close').length).toBeGreaterThan(0);
+  });
+
+  test('a tcp tunnel forwards connections from the gateway’s port to the machine’s echo server', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.data.tcp?.host).toBe('127.0.0.1');
+    const port = r.data.tcp?.port as number;
+    expect(await echoThrough(port, 'hello tcp')).toBe('hello tcp');
+    const [a, b] = await Promise.all([echoThrough(port, 'one'.repeat(1000)), echoThrough(port, 'two'.repeat(50_000))]);
+    expect(a).toBe('one'.repeat(1000));
+    expect(b).toBe('two'.repeat(50_000));
+    await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
+  });
+
+  test('targets outside the policy or the ceiling are refused, naming the layer', async () => {
+    const outsidePolicy = await callTool(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${unlisted.port}`,
+      kind: 'tcp',
+    });
+    expect(outsidePolicy.error?.code).toBe('blocked_by_policy');
+    // The policy allows 10/8, the machine's ceiling only loopback.
+    const outsideCeiling = await callTool(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: '10.1.2.3:80',
+      kind: 'tcp',
+    });
+    expect(outsideCeiling.error?.code).toBe('blocked_by_ceiling');
+    expect(unlisted.connections()).toBe(0);
+  });
+
+  test('a name that resolves to an address the policy does not list is refused by the agent', async () => {
+    // Only 10.0.0.0/8 (and some loopback ports) are listed: "localhost" may resolve into 10/8 as far as the gateway
+    // knows, so it opens; the agent resolves it to loopback and refuses the connection.
+    const only10 = await account.token(owner.userId, policy(['10.0.0.0/8:*']));
+    const ai = await mcpClient(gw.url, only10.token);
+    try {
+      const r = await callTool<TunnelOut>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `localhost:${unlisted.port}`,
+        kind: 'http',
+      });
+      expect(r.error).toBeUndefined();
+      const res = await fetch(r.data.url as string, { headers: { authorization: `Bearer ${only10.token}` } });
+      const body = (await res.json()) as { error: { code: string; details: { layer: string } } };
+      expect(res.status).toBe(403);
+      expect(body.error.code).toBe('blocked_by_policy');
+      expect(body.error.details.layer).toBe('policy');
+      expect(unlisted.connections()).toBe(0);
+    } finally {
+      await ai.close();
+    }
+  });
+
+  test('a live tunnel closes at its expiry', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+      ttl_s: 10,
+    });
+    expect(r.error).toBeUndefined();
+    const socket = await liveConnection(r.data.tcp?.port as number);
+    const started = Date.now();
+    await closed(socket);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
+    expect(list.data.tunnels.map((t) => t.tunnel_id)).not.toContain(r.data.tunnel_id);
+    await expect(echoThrough(r.data.tcp?.port as number, 'x')).rejects.toThrow();
+  }, 30_000);
+
+  test('revoking the token that opened a tunnel closes it and its live connections', async () => {
+    const mine = await account.token(owner.userId, policy([`127.0.0.1:${echo.port}`]));
+    const ai = await mcpClient(gw.url, mine.token);
+    try {
+      const r = await callTool<TunnelOut>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `127.0.0.1:${echo.port}`,
+        kind: 'tcp',
+      });
+      expect(r.error).toBeUndefined();
+      const socket = await liveConnection(r.data.tcp?.port as number);
+      const revoked = await asPerson(gw, owner, 'DELETE', `/api/tokens/${mine.id}`);
+      expect(revoked.status).toBeLessThan(300);
+      const started = Date.now();
+      await closed(socket);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await ai.close().catch(() => undefined);
+    }
+  }, 30_000);
+
+  test('a large download through a tunnel to a slow reader keeps the gateway’s memory flat', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${portOf(blaster)}`,
+      kind: 'tcp',
+    });
+    expect(r.error).toBeUndefined();
+    const pid = gw.process?.child.pid as number;
+    const before = memoryOf(pid);
+    let peak = before;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, memoryOf(pid));
+    }, 50);
+    try {
+      const socket = connect({ host: '127.0.0.1', port: r.data.tcp?.port as number, highWaterMark: 64 * 1024 });
+      let received = 0;
+      await new Promise<void>((resolve, reject) => {
+        socket.on('error', reject);
+        // About 12 MiB/s: far slower than the machine can send.
+        socket.on('data', (d: Buffer) => {
+          received += d.length;
+          socket.pause();
+          setTimeout(() => socket.resume(), Math.ceil(d.length / (12 * 1024)));
+        });
+        socket.on('end', () => resolve());
+      });
+      expect(received).toBe(96 * 1024 * 1024);
+    } finally {
+      clearInterval(sampler);
+    }
+    // The 96 MiB went through a window of about a megabyte: the gateway held nowhere near all of it.
+    expect(peak - before).toBeLessThan(48 * 1024 * 1024);
+    await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
+  }, 90_000);
+
+  test('tunnels close when their machine goes offline', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    expect(r.error).toBeUndefined();
+    await agent.stop();
+    await waitFor('the tunnel to close with its machine', async () => {
+      const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
+      return !list.data.tunnels.some((t) => t.tunnel_id === r.data.tunnel_id);
+    });
+    await agent.start();
+  }, 60_000);
+});
