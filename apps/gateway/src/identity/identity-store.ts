@@ -3,7 +3,7 @@ import type { Account, ApiToken, AuditEventInput, Role, User } from '../store/ty
 /**
  * The identity domain's store (docs/design/store-domains.md): credentials, browser sessions, one-time links,
  * custom roles and groups. Methods that change state take the audit event(s) to write in the same transaction.
- * SQLite implements it in `store/sqlite/sqlite-identity-store.ts`.
+ * SQLite implements it in `store/sqlite/sqlite-identity-store.ts`, PostgreSQL in `store/postgres/pg-identity-store.ts`.
  */
 
 export interface StoredPasskey {
@@ -21,8 +21,6 @@ export interface StoredPasskey {
 export interface PasswordState {
   userId: string;
   passwordHash: string;
-  failedAttempts: number;
-  lockedUntil: string | null;
 }
 
 export interface TotpState {
@@ -178,17 +176,6 @@ export interface IdentityStore {
     audit: AuditEventInput,
   ): Promise<void>;
   removePasswordAndTotp(userId: string, audit: AuditEventInput): Promise<void>;
-  recordPasswordFailure(userId: string, lockedUntil: string | null): Promise<number>;
-  /**
-   * Counts one password sign-in attempt before it is checked, in one conditional write: refused (`allowed: false`)
-   * while the password is locked; the attempt that reaches `lockAfter` in a row sets the lock to `lockedUntil`
-   * (a right password then clears it through `resetPasswordFailures`). An expired lock starts a fresh count.
-   */
-  claimPasswordAttempt(
-    userId: string,
-    input: { now: string; lockAfter: number; lockedUntil: string },
-  ): Promise<{ allowed: true; attempt: number } | { allowed: false; lockedUntil: string | null }>;
-  resetPasswordFailures(userId: string): Promise<void>;
 
   getTotp(userId: string): Promise<TotpState | null>;
   /** Marks a time step used; false if it (or a later one) was used already, so a code works once. */

@@ -18,6 +18,7 @@ const drizzleRoot = import.meta.letkiteBundle
 export const PG_DOMAINS: readonly { folder: string; table: string }[] = [
   { folder: 'pg', table: '__drizzle_migrations' },
   { folder: 'pg-redaction', table: '__drizzle_migrations_redaction' },
+  { folder: 'pg-identity', table: '__drizzle_migrations_identity' },
   { folder: 'pg-oauth', table: '__drizzle_migrations_oauth' },
   { folder: 'pg-approvals', table: '__drizzle_migrations_approvals' },
   { folder: 'pg-policies', table: '__drizzle_migrations_policies' },

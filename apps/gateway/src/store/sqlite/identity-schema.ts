@@ -15,8 +15,6 @@ export const userPasswords = sqliteTable('user_passwords', {
     .references(() => users.id),
   /** argon2id PHC string. */
   passwordHash: text('password_hash').notNull(),
-  failedAttempts: integer('failed_attempts').notNull().default(0),
-  lockedUntil: text('locked_until'),
   updatedAt: text('updated_at').notNull(),
 });
 

@@ -1,78 +1,61 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { createOwnerSetupLink } from '../../identity/ops/create-setup-link';
 import { SqliteIdentityStore } from './sqlite-identity-store';
 import { SqliteStore } from './sqlite-store';
 
-/** Two store instances on one database file, as two gateways have. */
+/**
+ * SQLite-only cases of the identity store; everything both dialects share is in
+ * store/contract/identity-store.contract.test.ts.
+ */
 let dir: string;
-let cores: SqliteStore[];
-let stores: SqliteIdentityStore[];
-let accountId: string;
-let ownerId: string;
+let core: SqliteStore;
 
-beforeEach(async () => {
+beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'lk-identity-'));
-  const file = join(dir, 'letkite.db');
-  cores = [new SqliteStore(file), new SqliteStore(file)];
-  stores = cores.map((c) => new SqliteIdentityStore(c));
-  const b = await (cores[0] as SqliteStore).bootstrap(new Date().toISOString());
-  accountId = b.account.id;
-  ownerId = b.owner.id;
-  (cores[0] as SqliteStore).sqlite
-    .prepare(
-      "INSERT INTO user_passwords (user_id, password_hash, failed_attempts, locked_until, updated_at) VALUES (?, 'h', 0, NULL, '')",
-    )
-    .run(ownerId);
+  core = new SqliteStore(join(dir, 'letkite.db'));
 });
 
 afterEach(async () => {
-  for (const c of cores) await c.close();
+  await core.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
-const claim = (s: SqliteIdentityStore, now: number) =>
-  s.claimPasswordAttempt(ownerId, { now: at(now), lockAfter: 5, lockedUntil: at(now + 60_000) });
+const identityMigrations = join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle/sqlite-identity');
 
-test('password attempts claimed at two gateways at once: five pass, the rest are refused, and the fifth locks', async () => {
-  const results = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => claim(stores[i % 2] as SqliteIdentityStore, 0)),
+test('a database from before the password lock was dropped migrates, keeping its passwords', async () => {
+  // The identity schema as 0000 and 0001 left it, applied with the migrator's bookkeeping, as an older gateway did.
+  const older = readMigrationFiles({ migrationsFolder: identityMigrations }).slice(0, 2);
+  core.sqlite.exec(
+    'CREATE TABLE "__drizzle_migrations_identity" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
   );
-  const allowed = results.filter((r) => r.allowed);
-  expect(allowed.map((r) => (r.allowed ? r.attempt : 0)).sort()).toEqual([1, 2, 3, 4, 5]);
-  expect(results.filter((r) => !r.allowed)).toHaveLength(7);
-  expect(results.find((r) => !r.allowed)).toEqual({ allowed: false, lockedUntil: at(60_000) });
-});
+  for (const m of older) {
+    for (const stmt of m.sql) if (stmt.trim() !== '') core.sqlite.exec(stmt);
+    core.sqlite
+      .prepare('INSERT INTO "__drizzle_migrations_identity" (hash, created_at) VALUES (?, ?)')
+      .run(m.hash, m.folderMillis);
+  }
+  const { owner } = await core.bootstrap(new Date().toISOString());
+  core.sqlite
+    .prepare(
+      "INSERT INTO user_passwords (user_id, password_hash, failed_attempts, locked_until, updated_at) VALUES (?, 'h', 3, '2026-01-01T00:00:00.000Z', 'u')",
+    )
+    .run(owner.id);
 
-test('an expired lock starts a fresh count; a right password clears it', async () => {
-  const s = stores[0] as SqliteIdentityStore;
-  for (let i = 0; i < 5; i++) await claim(s, 0);
-  expect((await claim(s, 30_000)).allowed).toBe(false);
-  expect(await claim(s, 60_000)).toEqual({ allowed: true, attempt: 1 });
-  await s.resetPasswordFailures(ownerId);
-  expect(await claim(s, 61_000)).toEqual({ allowed: true, attempt: 1 });
-});
+  const identity = new SqliteIdentityStore(core);
 
-test('two gateways printing the owner setup link at once leave one live link', async () => {
-  // The link is printed only while the owner has no way to sign in.
-  (cores[0] as SqliteStore).sqlite.prepare('DELETE FROM user_passwords WHERE user_id = ?').run(ownerId);
-  const now = new Date();
-  await Promise.all(
-    stores.map((identity) => createOwnerSetupLink({ identity, now, publicUrl: 'http://x' }, { accountId, ownerId })),
+  const columns = (core.sqlite.prepare('PRAGMA table_info(user_passwords)').all() as { name: string }[]).map(
+    (c) => c.name,
   );
-  const open = (cores[0] as SqliteStore).sqlite
-    .prepare('SELECT count(*) AS n FROM setup_links WHERE account_id = ? AND used_at IS NULL')
-    .get(accountId) as { n: number };
-  expect(open.n).toBe(1);
-  // The database itself refuses a second open link (what a PostgreSQL read that missed the first would try).
-  expect(() =>
-    (cores[1] as SqliteStore).sqlite
-      .prepare(
-        "INSERT INTO setup_links (id, account_id, user_id, token_hash, created_at, expires_at) VALUES ('stl_x', ?, ?, 'hx', '', '')",
-      )
-      .run(accountId, ownerId),
-  ).toThrow(/UNIQUE/);
+  expect(columns).toEqual(['user_id', 'password_hash', 'updated_at']);
+  expect(await identity.getPassword(owner.id)).toEqual({ userId: owner.id, passwordHash: 'h' });
+  // Opening again applies nothing twice.
+  new SqliteIdentityStore(core);
+  const applied = core.sqlite.prepare('SELECT count(*) AS n FROM "__drizzle_migrations_identity"').get() as {
+    n: number;
+  };
+  expect(applied.n).toBe(readMigrationFiles({ migrationsFolder: identityMigrations }).length);
 });

@@ -363,9 +363,7 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async getPassword(userId: string): Promise<PasswordState | null> {
     const r = this.db.select().from(id.userPasswords).where(eq(id.userPasswords.userId, userId)).get();
-    return r
-      ? { userId, passwordHash: r.passwordHash, failedAttempts: r.failedAttempts, lockedUntil: r.lockedUntil }
-      : null;
+    return r ? { userId, passwordHash: r.passwordHash } : null;
   }
 
   private writePasswordAndTotp(
@@ -375,11 +373,8 @@ export class SqliteIdentityStore implements IdentityStore {
     at: string,
   ): void {
     tx.insert(id.userPasswords)
-      .values({ userId, passwordHash: v.passwordHash, failedAttempts: 0, lockedUntil: null, updatedAt: at })
-      .onConflictDoUpdate({
-        target: id.userPasswords.userId,
-        set: { passwordHash: v.passwordHash, failedAttempts: 0, lockedUntil: null, updatedAt: at },
-      })
+      .values({ userId, passwordHash: v.passwordHash, updatedAt: at })
+      .onConflictDoUpdate({ target: id.userPasswords.userId, set: { passwordHash: v.passwordHash, updatedAt: at } })
       .run();
     const secret = this.requireSeeds().seal(v.totpSecret, seedContext(userId));
     tx.insert(id.totpSecrets)
@@ -420,50 +415,6 @@ export class SqliteIdentityStore implements IdentityStore {
       tx.delete(id.recoveryCodes).where(eq(id.recoveryCodes.userId, userId)).run();
       audit(tx, a);
     });
-  }
-
-  async recordPasswordFailure(userId: string, lockedUntil: string | null): Promise<number> {
-    const r = this.db
-      .update(id.userPasswords)
-      .set({
-        failedAttempts: sql`${id.userPasswords.failedAttempts} + 1`,
-        ...(lockedUntil ? { lockedUntil } : {}),
-      })
-      .where(eq(id.userPasswords.userId, userId))
-      .returning({ n: id.userPasswords.failedAttempts })
-      .get();
-    return r?.n ?? 0;
-  }
-
-  async claimPasswordAttempt(
-    userId: string,
-    input: { now: string; lockAfter: number; lockedUntil: string },
-  ): Promise<{ allowed: true; attempt: number } | { allowed: false; lockedUntil: string | null }> {
-    const p = id.userPasswords;
-    // The decision is this one UPDATE: a locked row is not matched, and the count that reaches the limit locks
-    // in the same write. SET sees the old values on SQLite and PostgreSQL alike.
-    const expired = sql`(${p.lockedUntil} IS NOT NULL AND ${p.lockedUntil} <= ${input.now})`;
-    const next = sql`(CASE WHEN ${expired} THEN 1 ELSE ${p.failedAttempts} + 1 END)`;
-    const r = this.db
-      .update(p)
-      .set({
-        failedAttempts: next,
-        lockedUntil: sql`(CASE WHEN ${next} >= ${input.lockAfter} THEN ${input.lockedUntil} WHEN ${expired} THEN NULL ELSE ${p.lockedUntil} END)`,
-      })
-      .where(and(eq(p.userId, userId), or(isNull(p.lockedUntil), sql`${p.lockedUntil} <= ${input.now}`)))
-      .returning({ n: p.failedAttempts })
-      .get();
-    if (r) return { allowed: true, attempt: r.n };
-    const locked = this.db.select({ until: p.lockedUntil }).from(p).where(eq(p.userId, userId)).get();
-    return { allowed: false, lockedUntil: locked?.until ?? null };
-  }
-
-  async resetPasswordFailures(userId: string) {
-    this.db
-      .update(id.userPasswords)
-      .set({ failedAttempts: 0, lockedUntil: null })
-      .where(eq(id.userPasswords.userId, userId))
-      .run();
   }
 
   async getTotp(userId: string): Promise<TotpState | null> {
@@ -763,6 +714,7 @@ export class SqliteIdentityStore implements IdentityStore {
         .set({ revokedAt: a.at })
         .where(
           and(
+            eq(id.invitations.accountId, accountId),
             eq(id.invitations.customRoleId, roleId),
             isNull(id.invitations.acceptedAt),
             isNull(id.invitations.revokedAt),
@@ -821,13 +773,14 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async deleteGroup(accountId: string, groupId: string, a: AuditEventInput): Promise<boolean> {
     return this.db.transaction((tx) => {
-      tx.delete(id.groupMembers).where(eq(id.groupMembers.groupId, groupId)).run();
-      tx.delete(id.groupMachines).where(eq(id.groupMachines.groupId, groupId)).run();
+      // The group row first: a group of another account matches nothing, and its members and claims stay.
       const r = tx
         .delete(id.groups)
         .where(and(eq(id.groups.accountId, accountId), eq(id.groups.id, groupId)))
         .run();
       if (r.changes !== 1) return false;
+      tx.delete(id.groupMembers).where(eq(id.groupMembers.groupId, groupId)).run();
+      tx.delete(id.groupMachines).where(eq(id.groupMachines.groupId, groupId)).run();
       audit(tx, a);
       return true;
     });
