@@ -9,7 +9,7 @@ import { ApprovalVerifier } from './guard/verify-approval';
 import { dispatchOp, type OpHandlers, opHandlers } from './ops';
 import type { RequestStream } from './request-stream';
 import { StatefulOps } from './session-ops';
-import type { AgentState } from './state';
+import { type AgentState, saveState } from './state';
 import { TempJournal } from './transfers';
 
 export interface AgentOptions {
@@ -75,6 +75,16 @@ export class Agent {
   async start(): Promise<void> {
     await loadCommandRules();
     this.transfers.cleanStale(this.log);
+      // The cluster's other gateways go into the state file, so an agent restarted while its gateway is down still
+      // knows where else to go. Only that field changes; the pins stay as they were at join.
+      onGateways: (gateways) => {
+        if (!options.stateDir) return;
+        try {
+          saveState(options.stateDir, { ...state, gateways: [...gateways] });
+        } catch (err) {
+          this.log(`keeping the cluster's gateways in the state file failed: ${String(err)}`);
+        }
+      },
     const initial = this.ceiling.current();
     if (initial.source === 'defaults') this.log(`no ceiling at ${initial.path}: using the documented defaults`);
     if (initial.source === 'error') this.log(`ceiling ${initial.path}: FAILING CLOSED: ${initial.error}`);

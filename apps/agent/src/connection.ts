@@ -49,10 +49,35 @@ export function retryAfterMs(header: string | string[] | undefined): number {
   return Math.min(Number(v.trim()), 300) * 1000;
 }
 
-/** Exponential backoff with full jitter: a fleet of agents does not reconnect in lockstep after an outage. */
+/**
+ * Exponential backoff with full jitter (anywhere from 0 to the capped step): a fleet of agents does not reconnect
+ * in lockstep after an outage, and when a cluster gateway goes away its agents spread over the others at once.
+ */
 export function backoffDelay(attempt: number, b: Backoff, random: () => number = Math.random): number {
   const cap = Math.min(b.maxMs, b.initialMs * 2 ** Math.min(attempt, 20));
-  return Math.round(cap / 2 + random() * (cap / 2));
+  return Math.round(random() * cap);
+}
+
+/**
+ * The gateways an agent may dial: the URL it joined (always kept) and those the last welcome named, each checked
+ * like the joined one. Fail closed on a downgrade: when the join was over https, an http URL is dropped, and every
+ * https one is held to the TLS pin taken at join (a cluster's gateways share the certificate key, or sit behind one
+ * URL); every one must prove the pinned gateway identity in its welcome whatever the list says.
+ */
+export function gatewayCandidates(state: AgentState, named: readonly string[] = state.gateways ?? []): string[] {
+  const joined = checkGatewayUrl(state.gateway_url, state.insecure);
+  const urls = [state.gateway_url];
+  for (const raw of named) {
+    let url: URL;
+    try {
+      url = checkGatewayUrl(raw, state.insecure);
+    } catch {
+      continue;
+    }
+    if (url.protocol !== joined.protocol) continue;
+    if (!urls.includes(raw)) urls.push(raw);
+  }
+  return urls;
 }
 
 export interface ConnectionHandlers {
@@ -65,6 +90,8 @@ export interface ConnectionHandlers {
   ): Promise<void>;
   /** Called after each successful handshake, e.g. to report the ceiling. */
   onConnected(send: (frame: AgentFrame) => void): void;
+  /** A welcome named the cluster's other gateways (differently from before): e.g. to keep them in the state file. */
+  onGateways?(gateways: readonly string[]): void;
   log(msg: string): void;
 }
 
@@ -83,7 +110,9 @@ export class GatewayConnection {
   private watchdog: NodeJS.Timeout | undefined;
   private readonly inflight = new Map<string, { controller: AbortController; stream: RequestStream }>();
   private readonly key;
-  private readonly url: string;
+  /** Where to dial: the joined gateway and the others of its cluster (gatewayCandidates); `current` indexes it. */
+  private candidates: string[];
+  private current = 0;
   /** The gateway identity key pinned at join (SPKI DER, base64). */
   private readonly gatewayKey: string;
   /** For wss://: the TLS certificate pin seen at join. */
@@ -103,7 +132,7 @@ export class GatewayConnection {
     this.gatewayKey = pinnedGatewayKey(state);
     this.tlsPin = pinnedCertificate(state);
     this.key = createPrivateKey(state.private_key_pem);
-    this.url = agentSocketUrl(checkGatewayUrl(state.gateway_url, state.insecure));
+    this.candidates = gatewayCandidates(state);
     this.ready = new Promise((resolve) => {
       this.connectedOnce = resolve;
     });
@@ -159,8 +188,21 @@ export class GatewayConnection {
     return true;
   }
 
+  /** The gateway URL dialled now. */
+  get gatewayUrl(): string {
+    return this.candidates[this.current] ?? this.state.gateway_url;
+  }
+
+  /** The cluster's gateways as the last welcome named them (the joined one first). */
+  get gateways(): readonly string[] {
+    return this.candidates;
+  }
+
   private scheduleReconnect(): void {
     if (this.stopped) return;
+    // In a cluster every gateway serves every machine: the next try goes to the next gateway of the list, so an
+    // agent whose gateway died (or shut down) is back on another within one backoff step.
+    if (this.candidates.length > 1) this.current = (this.current + 1) % this.candidates.length;
     // A gateway at its handshake bound says how long to stay away (Retry-After on a 503): at least that, plus
     // jitter of its own, so refused agents spread out instead of returning together.
     const told = this.retryAfterMs;
@@ -184,7 +226,8 @@ export class GatewayConnection {
 
   private dial(): void {
     if (this.stopped) return;
-    const ws = new WebSocket(this.url, {
+    const gatewayUrl = this.gatewayUrl;
+    const ws = new WebSocket(agentSocketUrl(checkGatewayUrl(gatewayUrl, this.state.insecure)), {
       maxPayload: MAX_FRAME_BYTES,
       handshakeTimeout: 10_000,
       // RFC 6455 masking guards browser-facing proxies from cache poisoning by scripts; the agent is no browser
@@ -211,7 +254,7 @@ export class GatewayConnection {
     // nothing, close, and say so.
     const refuseUnproven = (what: string) => {
       const why = welcomed ? 'out of turn' : 'before the gateway proved its identity';
-      this.handlers.log(`refused ${what} from ${this.state.gateway_url} ${why}; closing (protocol_error)`);
+      this.handlers.log(`refused ${what} from ${gatewayUrl} ${why}; closing (protocol_error)`);
       this.sendOn(ws, { type: 'error', error: { code: 'protocol_error', message: `${what} ${why}` } });
       ws.close(1008, 'protocol_error');
     };
@@ -219,7 +262,7 @@ export class GatewayConnection {
     // Whoever holds the socket open without proving itself would keep us from the real gateway: give up and retry.
     const handshakeTimer = setTimeout(() => {
       if (welcomed) return;
-      this.handlers.log(`the gateway at ${this.state.gateway_url} did not prove its identity in time; reconnecting`);
+      this.handlers.log(`the gateway at ${gatewayUrl} did not prove its identity in time; reconnecting`);
       ws.terminate();
     }, HANDSHAKE_TIMEOUT_MS);
     ws.on('ping', () => {
@@ -236,6 +279,9 @@ export class GatewayConnection {
     });
     ws.on('close', (code, reason) => {
       clearTimeout(handshakeTimer);
+      // A gateway going away on purpose (1001: graceful shutdown, its agents move to another at once, spread by
+      // the jitter of the first backoff step).
+      if (welcomed && code === 1001) this.attempt = 0;
       clearTimeout(this.watchdog);
       if (this.live === ws) this.live = null;
       for (const c of this.inflight.values()) c.controller.abort();
@@ -315,18 +361,19 @@ export class GatewayConnection {
           ) {
             // Not the gateway we joined (or a replayed welcome): close, and retry later with backoff.
             this.handlers.log(
-              `the gateway at ${this.state.gateway_url} failed to prove the identity pinned at join; refusing it (unauthenticated)`,
+              `the gateway at ${gatewayUrl} failed to prove the identity pinned at join; refusing it (unauthenticated)`,
             );
             ws.close(4401, 'unauthenticated');
             return;
           }
           welcomed = true;
           clearTimeout(handshakeTimer);
+          if (frame.gateways) this.learnGateways(gatewayUrl, frame.gateways);
           heartbeatMs = frame.heartbeat_ms;
           this.attempt = 0;
           this.live = ws;
           this.armWatchdog(ws, heartbeatMs);
-          this.handlers.log(`connected to ${this.state.gateway_url} as ${frame.machine_id}`);
+          this.handlers.log(`connected to ${gatewayUrl} as ${frame.machine_id}`);
           this.handlers.onConnected((f) => this.sendOn(ws, f));
           this.connectedOnce?.();
           this.connectedOnce = null;
@@ -402,13 +449,22 @@ export class GatewayConnection {
     ws.close(1008, 'protocol_error');
   }
 
+  /** A proven gateway named its cluster: keep the list (state file, via the handler) for the next reconnect. */
+  private learnGateways(connectedTo: string, named: readonly string[]): void {
+    const next = gatewayCandidates(this.state, [connectedTo, ...named]);
+    this.current = Math.max(0, next.indexOf(connectedTo));
+    const changed = next.join('\n') !== this.candidates.join('\n');
+    this.candidates = next;
+    if (changed) this.handlers.onGateways?.(next.filter((u) => u !== this.state.gateway_url));
+  }
+
   /** tls `checkServerIdentity`: the usual host-name check, then the pin taken at join. */
   private checkPin(host: string, cert: PeerCertificate): Error | undefined {
     const usual = checkServerIdentity(host, cert);
     if (usual) return usual;
     if (certificatePin(cert) === this.tlsPin) return undefined;
     this.handlers.log(
-      `the TLS certificate of ${this.state.gateway_url} is not the one pinned at join; refusing it (unauthenticated)`,
+      `the TLS certificate of ${this.gatewayUrl} is not the one pinned at join; refusing it (unauthenticated)`,
     );
     return new Error('the gateway certificate does not match the pin taken at join');
   }

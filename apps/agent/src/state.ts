@@ -21,6 +21,11 @@ export const AgentState = z.object({
   gateway_public_key: z.string().min(1).optional(),
   /** For an https gateway: SHA-256 (base64) of the TLS certificate's public key seen at join. */
   gateway_tls_pin: z.string().min(1).optional(),
+  /**
+   * Cluster mode: the other gateways of the cluster, as the last welcome named them. On a reconnect the agent tries
+   * them in turn after `gateway_url`; each must still prove `gateway_public_key` (connection.ts gatewayCandidates).
+   */
+  gateways: z.array(z.string().url().max(2048)).max(16).optional(),
 });
 export type AgentState = z.infer<typeof AgentState>;
 

@@ -38,6 +38,8 @@ export interface AppDeps extends GatewayDeps {
   readiness?: readonly ReadinessCheck[];
   /** True once graceful shutdown began. */
   draining?: () => boolean;
+  /** This gateway's id (cluster mode), named by /readyz. */
+  gatewayId?: string;
   /** Proxies whose forwarding headers name the real client (LETKITE_TRUSTED_PROXIES); none by default. */
   trustedProxies?: TrustedProxies;
 }
@@ -64,7 +66,15 @@ export function createApp(deps: AppDeps): Hono {
     return c.json({ error: e.toPayload() }, httpStatusOf[e.code]);
   });
 
-  app.route('/', healthRoutes({ version: deps.version, checks: deps.readiness ?? [], draining: deps.draining }));
+  app.route(
+    '/',
+    healthRoutes({
+      version: deps.version,
+      checks: deps.readiness ?? [],
+      draining: deps.draining,
+      gatewayId: deps.gatewayId,
+    }),
+  );
 
   // The packed agent and its installer (`curl -fsSL <gateway>/agent/install.sh | sudo sh -s -- <token>`).
   app.route('/', agentDownloadRoutes({ publicUrl: deps.publicUrl }));

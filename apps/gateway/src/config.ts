@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type DeploymentMode, deploymentMode, GATEWAY_ID, newGatewayId } from './cluster/cluster-config';
 import { TrustedProxies } from './http/client-address';
 import { parseSecretKey } from './identity/totp-seed-cipher';
 
@@ -94,6 +95,11 @@ export const GatewayConfig = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ and - only (at most 32)')
     .default('lk'),
+  /**
+   * This gateway's id in a cluster (NATS subjects, presence, logs, /readyz); unset: a fresh one per process, so a
+   * restarted gateway never answers for calls routed to the process it replaced.
+   */
+  gatewayId: z.string().regex(GATEWAY_ID, 'letters, digits, _ and - only (at most 64)').optional(),
   /** Unauthenticated dynamic client registrations allowed per client address an hour (429 past it). */
   oauthRegistrationsPerHour: z.coerce.number().int().min(1).max(100_000).default(20),
   /** An MCP session unused this long answers 404 and the client initializes again (default 24 h, at most 30 days). */
@@ -117,7 +123,7 @@ export const GatewayConfig = z.object({
       return z.NEVER;
     }),
 });
-export type GatewayConfig = z.infer<typeof GatewayConfig>;
+export type GatewayConfig = z.infer<typeof GatewayConfig> & { gatewayId: string; mode: DeploymentMode };
 
 /** Reads LETKITE_* variables; reports every problem at once. */
 export function loadConfig(env: Record<string, string | undefined>): GatewayConfig {
@@ -146,13 +152,21 @@ export function loadConfig(env: Record<string, string | undefined>): GatewayConf
     oauthRegistrationsPerHour: env.LETKITE_OAUTH_REGISTRATIONS_PER_HOUR || undefined,
     natsUrl: env.LETKITE_NATS_URL || undefined,
     natsPrefix: env.LETKITE_NATS_PREFIX || undefined,
+    gatewayId: env.LETKITE_GATEWAY_ID || undefined,
     trustedProxies: env.LETKITE_TRUSTED_PROXIES,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  LETKITE_${envName(String(i.path[0]))}: ${i.message}`);
     throw new Error(`invalid configuration:\n${problems.join('\n')}`);
   }
-  return { ...parsed.data, dataDir: resolve(parsed.data.dataDir) };
+  // Cluster mode needs both LETKITE_DATABASE_URL (postgres://) and LETKITE_NATS_URL; either alone is refused here.
+  const mode = deploymentMode(parsed.data);
+  return {
+    ...parsed.data,
+    dataDir: resolve(parsed.data.dataDir),
+    gatewayId: parsed.data.gatewayId ?? newGatewayId(),
+    mode,
+  };
 }
 
 function envName(key: string): string {
@@ -181,6 +195,7 @@ function envName(key: string): string {
     oauthRegistrationsPerHour: 'OAUTH_REGISTRATIONS_PER_HOUR',
     natsUrl: 'NATS_URL',
     natsPrefix: 'NATS_PREFIX',
+    gatewayId: 'GATEWAY_ID',
     trustedProxies: 'TRUSTED_PROXIES',
   };
   return names[key] ?? key.toUpperCase();

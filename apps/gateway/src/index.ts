@@ -8,6 +8,7 @@ export { auditCsvHeader, auditCsvLine, auditJsonLine, auditRowsOldestFirst, audi
 export { pruneByRetention } from './audit/prune-audit';
 export { createApiToken } from './auth/create-api-token';
 export { parseDuration } from './auth/duration';
+export { type DeploymentMode, deploymentMode } from './cluster/cluster-config';
 export { GatewayConfig, loadConfig } from './config';
 export { installCommand } from './http/install-script';
 export { openIdentityStore } from './identity/open-identity-store';

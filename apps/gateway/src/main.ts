@@ -11,6 +11,7 @@ import { openApprovals } from './approvals/open-approvals';
 import { PRUNE_INTERVAL_MS, pruneByRetention } from './audit/prune-audit';
 import type { GatewayConfig } from './config';
 import type { Coordination } from './coordination/coordination';
+import { ClusterLink } from './cluster/cluster-link';
 import { startLeasedInterval } from './coordination/leased-interval';
 import { LocalCoordination } from './coordination/local-coordination';
 import { NatsCoordination } from './coordination/nats-coordination';
@@ -86,7 +87,13 @@ export async function startGateway(
   const policies = openPolicyStore(store);
   const transfers = openTransferStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
-  const hub = new LocalHub();
+  log(`gateway ${config.gatewayId} (${config.mode} mode)`);
+  // Cluster mode: calls for machines another gateway holds go there over NATS (docs/design/cluster.md).
+  const cluster =
+    config.mode === 'cluster' && config.natsUrl
+      ? await ClusterLink.connect({ url: config.natsUrl, prefix: config.natsPrefix, gatewayId: config.gatewayId, log })
+      : null;
+  const hub = cluster?.hub ?? new LocalHub();
   const coordination: Coordination = config.natsUrl
     ? await NatsCoordination.connect({ url: config.natsUrl, prefix: config.natsPrefix, log })
     : new LocalCoordination();
@@ -206,6 +213,7 @@ export async function startGateway(
   app = createApp({
     ...deps,
     mcp,
+  if (cluster) readiness.push({ name: 'nats', check: () => cluster.ping() });
     oauth,
     mcpAllowedOrigins: config.mcpAllowedOrigins,
     logger,
@@ -218,6 +226,7 @@ export async function startGateway(
   // /metrics only on its own listener (loopback by default), so the public port behind the proxy never serves it.
   let metricsServer: ReturnType<typeof createAdaptorServer> | null = null;
   let metricsUrl: string | undefined;
+    gatewayId: config.gatewayId,
   if (config.metricsPort !== undefined) {
     const metricsApp = healthRoutes({ version: GATEWAY_VERSION, checks: readiness, draining: () => draining });
     metricsApp.route('/', metricsRoutes(metrics));
@@ -261,15 +270,20 @@ export async function startGateway(
   });
 
   log(`listening on ${publicUrl}`);
+        gateways: cluster ? () => cluster.gateways() : undefined,
   let closing: Promise<void> | null = null;
   const shutdown = async () => {
     draining = true;
     await stopExpiry();
     await stopSessionPrune();
+  // Agents are told about this gateway from now on (their welcome lists the cluster's live gateways).
+  await cluster?.announce(publicUrl);
     await stopClientPrune();
     await stopAuditPrune();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
+    // Out of the cluster's list first: agents this shutdown sends away (1001) reconnect to the others.
+    await cluster?.leave();
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
     const deadline = Date.now() + config.shutdownTimeoutMs;
     while (inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -284,6 +298,7 @@ export async function startGateway(
     await stopped;
     if (metricsServer) {
       const m = metricsServer;
+    await cluster?.close();
       await new Promise<void>((resolve) => {
         m.close(() => resolve());
         if ('closeAllConnections' in m) m.closeAllConnections();

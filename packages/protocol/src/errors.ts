@@ -51,6 +51,8 @@ export const errorCodes = [
   'protocol_error',
   /** An unexpected failure on our side; details are logged, not returned. */
   'internal',
+  /** The gateway's configuration is inconsistent (e.g. LETKITE_DATABASE_URL without LETKITE_NATS_URL); it does not start. */
+  'invalid_config',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -97,6 +97,12 @@ export const RequestFrame = z.object({
   id,
   op: z.string().min(1).max(64),
   params: z.unknown(),
+  /**
+   * Cluster mode: the public URLs of the cluster's live gateways (this one first). The agent keeps them and, when
+   * its gateway goes away, dials the others; each must still prove the pinned identity (docs/design/cluster.md).
+   * Older agents ignore the field.
+   */
+  gateways: z.array(z.string().url().max(2048)).max(16).optional(),
   context: RequestContext,
 });
 export const CancelFrame = z.object({ type: z.literal('cancel'), id });

@@ -25,4 +25,5 @@ export const httpStatusOf: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 |
   invalid_token: 401,
   protocol_error: 400,
   internal: 500,
+  invalid_config: 500,
 };

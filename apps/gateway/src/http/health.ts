@@ -16,6 +16,8 @@ export interface HealthOptions {
   draining?: () => boolean;
   /** A check slower than this counts as failed. */
   timeoutMs?: number;
+  /** This gateway's id in the cluster: /readyz names it, so a probe through a proxy tells which one answered. */
+  gatewayId?: string;
 }
 
 /**
@@ -49,8 +51,9 @@ export function healthRoutes(options: HealthOptions): Hono {
       }),
     );
     const headers = { 'Cache-Control': 'no-store' };
-    if (failed.length > 0) return c.json({ status: 'unavailable', failed, checks }, 503, headers);
-    return c.json({ status: 'ready', checks }, 200, headers);
+    const gateway = options.gatewayId ? { gateway: options.gatewayId } : {};
+    if (failed.length > 0) return c.json({ status: 'unavailable', failed, checks, ...gateway }, 503, headers);
+    return c.json({ status: 'ready', checks, ...gateway }, 200, headers);
   });
 
   return app;

@@ -4,11 +4,18 @@ import type { RawData, WebSocket } from 'ws';
 import type { Store } from '../store/types';
 import { AgentSession, newNonce } from './agent-session';
 import type { GatewayIdentity } from './gateway-identity';
-import type { LocalHub } from './local-hub';
+
+/** Where the endpoint registers sockets: LocalHub, or NatsHub (which claims the machine cluster-wide first). */
+export interface SocketRegistry {
+  attach(session: AgentSession): boolean | Promise<boolean>;
+  detach(session: AgentSession): void;
+}
 
 export interface AgentEndpointDeps {
   store: Store;
-  hub: LocalHub;
+  hub: SocketRegistry;
+  /** Cluster mode: the live gateways' public URLs, named in the welcome (gateway-registry.ts). */
+  gateways?: () => readonly string[];
   now: () => Date;
   log: (msg: string) => void;
   heartbeatMs: number;
@@ -169,7 +176,14 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
       },
     });
     session = s;
-    deps.hub.attach(s);
+    try {
+      await deps.hub.attach(s);
+    } catch (err) {
+      // The cluster could not record who holds the machine (NATS down): no welcome, the agent retries later.
+      deps.log(`agent ${machine.id}: registering its socket failed: ${String(err)}`);
+      s.close(1011, 'try again later');
+      return;
+    }
     const seen = {
       hostname: frame.info.hostname,
       os: frame.info.os,
@@ -193,6 +207,7 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
       machine_id: machine.id,
       heartbeat_ms: deps.heartbeatMs,
       proof: deps.gatewayIdentity.proveHandshake(transcript),
+      ...(deps.gateways ? { gateways: [...deps.gateways()] } : {}),
     });
     deps.onHandshakeSettled?.();
     deps.log(`agent ${machine.id} (${machine.name}) connected from ${frame.info.hostname}`);

@@ -228,3 +228,91 @@ describe('NatsHub across two gateways', () => {
     });
   });
 });
+
+describe('NatsHub: messages over the size limit, and a holder that dies', () => {
+  let ncS: NatsConnection;
+  let ncT: NatsConnection;
+  let small: NatsHub;
+  let smallHolder: NatsHub;
+
+  beforeAll(async () => {
+    ncS = await connect({ servers: '127.0.0.1:4222' });
+    ncT = await connect({ servers: '127.0.0.1:4222' });
+    // 16 KiB messages: what a server with a low max_payload forces, so every large message goes in parts.
+    small = await NatsHub.start({
+      nc: ncS,
+      gatewayId: 'gw-small',
+      prefix,
+      presenceTtlMs: 3000,
+      maxMessageBytes: 16_384,
+    });
+    smallHolder = await NatsHub.start({
+      nc: ncT,
+      gatewayId: 'gw-small-holder',
+      prefix,
+      presenceTtlMs: 3000,
+      maxMessageBytes: 16_384,
+    });
+  });
+
+  afterAll(async () => {
+    await small?.close();
+    await smallHolder?.close();
+    await ncS?.close();
+    await ncT?.close();
+  });
+
+  test('a result and params larger than one message cross in parts, byte for byte', async () => {
+    const pair = await connectAgent('mch_big', smallHolder);
+    await until(() => (small.holderOf('mch_big') === 'gw-small-holder' ? true : undefined));
+    // 300 KB of content each way: about 19 parts of 16 KiB.
+    const content = Buffer.alloc(300_000, 'x').toString('base64').slice(0, 300_000);
+    const write = small.call('mch_big', 'write_file', { path: '/tmp/big', content, encoding: 'base64' }, context, {
+      timeoutMs: 5000,
+    });
+    const req = await nextRequest(pair);
+    expect(req.op).toBe('write_file');
+    expect((req.params as { content: string }).content).toBe(content);
+    pair.agent.send(
+      JSON.stringify({ type: 'response', id: req.id, result: { bytes: 225_000, sha256: 'c'.repeat(64) } }),
+    );
+    expect(await write).toEqual({ bytes: 225_000, sha256: 'c'.repeat(64) });
+
+    const before = pair.received.length;
+    const read = small.call('mch_big', 'read_file', { path: '/tmp/big' }, context, { timeoutMs: 5000 });
+    const r2 = await nextRequest(pair, before);
+    const result = {
+      content,
+      encoding: 'base64',
+      size: 225_000,
+      sha256: 'c'.repeat(64),
+      offset: 0,
+      length: 225_000,
+      truncated: false,
+    };
+    pair.agent.send(JSON.stringify({ type: 'response', id: r2.id, result }));
+    expect(await read).toMatchObject({ content, size: 225_000 });
+  });
+
+  test('params no agent frame could carry are refused before anything is sent', async () => {
+    const content = 'y'.repeat(3 * 1024 * 1024);
+    await expect(
+      small.call('mch_big', 'write_file', { path: '/tmp/huge', content }, context, { timeoutMs: 5000 }),
+    ).rejects.toMatchObject({ code: 'too_large' });
+  });
+
+  test('a call routed to a gateway that dies (no goodbye) fails as offline long before its timeout', async () => {
+    const ncDead = await connect({ servers: '127.0.0.1:4222' });
+    const doomed = await NatsHub.start({ nc: ncDead, gatewayId: 'gw-doomed', prefix, presenceTtlMs: 30_000 });
+    const pair = await connectAgent('mch_doomed', doomed);
+    await until(() => (hubA.holderOf('mch_doomed') === 'gw-doomed' ? true : undefined));
+    const started = Date.now();
+    const call = hubA.call('mch_doomed', 'exec', execParams, context, { timeoutMs: 60_000 });
+    await nextRequest(pair);
+    // What kill -9 leaves: the connection is gone, nothing was deleted or answered.
+    await ncDead.close();
+    await expect(call).rejects.toMatchObject({ code: 'machine_offline' });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    pair.agent.terminate();
+  }, 30_000);
+});

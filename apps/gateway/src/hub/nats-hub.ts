@@ -16,7 +16,17 @@ import { headers, type KV, type Msg, type MsgHdrs, type NatsConnection, type Sub
 import { z } from 'zod';
 import type { AgentSession } from './agent-session';
 import { EventQueue } from './event-queue';
-import { LocalHub, parseAgentResult } from './local-hub';
+import { LocalHub, MAX_QUEUED_STREAM_BYTES, parseAgentResult } from './local-hub';
+import {
+  BYTES,
+  KIND,
+  MAX_JOINED_BYTES,
+  messageBudget,
+  PartAssembler,
+  publishParted,
+  safePublish,
+  type WholeMessage,
+} from './nats-parts';
 import type { AgentHub, AgentStream, AgentStreamEvent, CallOptions, PushedStreamEvent, StreamOptions } from './types';
 
 /**
@@ -45,6 +55,8 @@ const RoutedCall = z.object({
   context: RequestContext,
   timeout_ms: z.number().int().positive(),
   stream: z.boolean(),
+  /** The params were too large for the request message: they follow on `.down` as a `params` message. */
+  params_follow: z.boolean().optional(),
 });
 type RoutedCall = z.infer<typeof RoutedCall>;
 
@@ -56,8 +68,8 @@ const UpMessage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('error'), error: ErrorPayload }),
 ]);
 
-const KIND = 'lk-kind';
-const BYTES = 'lk-bytes';
+/** How often the holder tells the caller that a routed call still runs (three silent periods: it is gone). */
+const ALIVE_MS = 2000;
 
 export interface NatsHubOptions {
   nc: NatsConnection;
@@ -67,6 +79,11 @@ export interface NatsHubOptions {
   prefix: string;
   /** Presence entries expire after this long without a refresh; refreshed every third of it. */
   presenceTtlMs?: number;
+  /**
+   * The largest message body to publish; larger ones go in parts. Default: the server's max_payload less room for
+   * headers (read from the connection), so a server set below the 1 MiB default still works.
+   */
+  maxMessageBytes?: number;
   log?: (msg: string) => void;
 }
 
@@ -126,6 +143,15 @@ export class NatsHub implements AgentHub {
     hub.refresher = setInterval(() => void hub.refresh(), Math.max(50, Math.floor(ttl / 3)));
     hub.refresher.unref();
     return hub;
+  }
+
+  /** Agent sockets this gateway holds (the agents-online gauge counts each gateway's own). */
+  get onlineCount(): number {
+    return this.local.onlineCount;
+  }
+
+  private budget(): number {
+    return Math.min(this.options.maxMessageBytes ?? Number.POSITIVE_INFINITY, messageBudget(this.options.nc));
   }
 
   private get gatewayId(): string {
@@ -278,17 +304,19 @@ export class NatsHub implements AgentHub {
   ): { events: EventQueue<AgentStreamEvent>; push: (event: PushedStreamEvent) => void; result: Promise<unknown> } {
     const { nc } = this.options;
     const id = randomUUID();
+    const down = this.subject('call', id, 'down');
+    const budget = this.budget();
     const events = new EventQueue<AgentStreamEvent>();
     let settled = false;
+    let acked = false;
+    let cancelled = false;
     // Pushes wait for the holder's acknowledgement: before it, the holder may not be listening on `.down` yet.
     let early: PushedStreamEvent[] | null = [];
     const send = (event: PushedStreamEvent) => {
       if (event.type === 'data') {
-        nc.publish(this.subject('call', id, 'down'), joinFrame(event.frame), {
-          headers: upHeaders('data', event.bytes),
-        });
+        publishParted(nc, down, 'data', joinFrame(event.frame), budget, { [BYTES]: String(event.bytes) });
       } else {
-        nc.publish(this.subject('call', id, 'down'), JSON.stringify(event), { headers: upHeaders('event') });
+        publishParted(nc, down, 'event', encode(event), budget);
       }
     };
     const push = (event: PushedStreamEvent) => {
@@ -296,11 +324,38 @@ export class NatsHub implements AgentHub {
       if (early) early.push(event);
       else send(event);
     };
+    const request: RoutedCall = {
+      id,
+      machine_id: machineId,
+      op,
+      params,
+      context,
+      timeout_ms: options.timeoutMs,
+      stream,
+    };
+    let body = encode(request);
+    // Params too large for one request message (a write_file near the frame limit) follow on `.down`, in parts.
+    let followingParams: Uint8Array | null = null;
+    if (body.byteLength > budget) {
+      followingParams = encode({ params });
+      body = encode({ ...request, params: null, params_follow: true });
+    }
+    if (followingParams && followingParams.byteLength > MAX_JOINED_BYTES) {
+      // No agent frame can carry it either (MAX_FRAME_BYTES): refused here, before anything is sent.
+      events.end();
+      return {
+        events,
+        push: () => undefined,
+        result: Promise.reject(new LetKiteError('too_large', `the ${op} request is over the agent frame limit`)),
+      };
+    }
     const result = new Promise<unknown>((resolve, reject) => {
+      let lastHeard = Date.now();
       const finish = (err: LetKiteError | null, value?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearInterval(liveness);
         options.signal?.removeEventListener('abort', onAbort);
         sub.unsubscribe();
         events.end();
@@ -309,7 +364,9 @@ export class NatsHub implements AgentHub {
       };
       const cancel = (err: LetKiteError) => {
         if (settled) return;
-        nc.publish(this.subject('call', id, 'cancel'));
+        cancelled = true;
+        // Before the acknowledgement the holder may not listen on `.cancel` yet: the ack handler sends it again.
+        safePublish(nc, this.subject('call', id, 'cancel'));
         finish(err);
       };
       const onAbort = () => cancel(new LetKiteError('timeout', 'the call was cancelled'));
@@ -318,16 +375,36 @@ export class NatsHub implements AgentHub {
           cancel(new LetKiteError('timeout', `machine "${machineId}" did not answer within ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
+      // The holder sends `alive` while the call runs: silence means it died (kill -9), so the call fails now as
+      // offline instead of waiting out its whole timeout.
+      const liveness = setInterval(() => {
+        if (acked && Date.now() - lastHeard > 3 * ALIVE_MS) {
+          finish(new LetKiteError('machine_offline', `the gateway holding machine "${machineId}" went away`));
+        }
+      }, ALIVE_MS);
+      liveness.unref();
+      const assembler = new PartAssembler();
       const sub = nc.subscribe(this.subject('call', id, 'up'), {
         callback: (err, msg) => {
           if (err) return finish(toLetKiteError(err));
-          const kind = msg.headers?.get(KIND);
-          if (kind === 'data') {
-            const bytes = Number(msg.headers?.get(BYTES));
-            events.push({ type: 'data', bytes, frame: [msg.data] }, bytes);
+          lastHeard = Date.now();
+          let whole: WholeMessage | null;
+          try {
+            whole = assembler.accept(msg);
+          } catch {
+            return cancel(new LetKiteError('protocol_error', 'a malformed message from the holding gateway'));
+          }
+          if (!whole || whole.kind === 'alive') return;
+          if (whole.kind === 'data') {
+            const bytes = Number(whole.headers?.get(BYTES));
+            events.push({ type: 'data', bytes, frame: [whole.data] }, whole.data.byteLength);
+            // The same bound as LocalHub's: a reader that does not read, or an agent past its credit.
+            if (events.queuedBytes > MAX_QUEUED_STREAM_BYTES) {
+              cancel(new LetKiteError('protocol_error', 'stream data beyond the credit granted'));
+            }
             return;
           }
-          const up = UpMessage.safeParse({ kind, ...(safeJson(msg.data) as object) });
+          const up = UpMessage.safeParse({ kind: whole.kind, ...(safeJson(whole.data) as object) });
           if (!up.success)
             return cancel(new LetKiteError('protocol_error', 'a malformed message from the holding gateway'));
           switch (up.data.kind) {
@@ -346,21 +423,19 @@ export class NatsHub implements AgentHub {
       });
       if (options.signal?.aborted) return finish(new LetKiteError('timeout', 'the call was cancelled'));
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      const request: RoutedCall = {
-        id,
-        machine_id: machineId,
-        op,
-        params,
-        context,
-        timeout_ms: options.timeoutMs,
-        stream,
-      };
       // The holder acknowledges once it is subscribed to `.down` and `.cancel`; no responder means it is gone.
-      nc.request(this.subject('gw', holder, 'call'), JSON.stringify(request), { timeout: 5000 }).then(
+      nc.request(this.subject('gw', holder, 'call'), body, { timeout: 5000 }).then(
         (ack) => {
+          acked = true;
+          lastHeard = Date.now();
+          if (cancelled) {
+            safePublish(nc, this.subject('call', id, 'cancel'));
+            return;
+          }
           const answer = safeJson(ack.data) as { ok?: boolean; error?: unknown } | null;
           const error = ErrorPayload.safeParse(answer?.error);
           if (error.success) return finish(LetKiteError.fromPayload(error.data));
+          if (followingParams) publishParted(nc, down, 'params', followingParams, budget);
           const queued = early ?? [];
           early = null;
           if (!settled) for (const event of queued) send(event);
@@ -392,57 +467,90 @@ export class NatsHub implements AgentHub {
 
   private runRouted(call: RoutedCall, msg: Msg): void {
     const { nc } = this.options;
+    const budget = this.budget();
     const op = call.op as AgentOp;
     const up = this.subject('call', call.id, 'up');
     const abort = new AbortController();
+    const alive = setInterval(() => safePublish(nc, up, undefined, { headers: upHeaders('alive') }), ALIVE_MS);
+    alive.unref();
+    let stream: AgentStream<AgentStreamOp> | null = null;
+    let started = false;
+    const assembler = new PartAssembler();
     const subs: Subscription[] = [
       nc.subscribe(this.subject('call', call.id, 'cancel'), { max: 1, callback: () => abort.abort() }),
+      nc.subscribe(this.subject('call', call.id, 'down'), {
+        callback: (e, m) => {
+          if (e) return;
+          let whole: WholeMessage | null;
+          try {
+            whole = assembler.accept(m);
+          } catch {
+            if (!started) {
+              started = true;
+              void answer(Promise.reject(new LetKiteError('too_large', 'the routed request is over the size limit')));
+            }
+            abort.abort();
+            return;
+          }
+          if (!whole) return;
+          if (whole.kind === 'params') {
+            if (!started) begin((safeJson(whole.data) as { params?: unknown } | null)?.params);
+            return;
+          }
+          if (!stream) return;
+          if (whole.kind === 'data') {
+            stream.push({ type: 'data', bytes: Number(whole.headers?.get(BYTES)), frame: [whole.data] });
+            return;
+          }
+          const event = safeJson(whole.data);
+          if (event && typeof event === 'object') stream.push(event as PushedStreamEvent);
+        },
+      }),
     ];
     const done = () => {
+      clearInterval(alive);
       for (const s of subs) s.unsubscribe();
     };
     const answer = (value: Promise<unknown>) =>
       value
         .then(
-          (result) => nc.publish(up, JSON.stringify({ result }), { headers: upHeaders('result') }),
-          (err: unknown) =>
-            nc.publish(up, JSON.stringify({ error: toLetKiteError(err).toPayload() }), { headers: upHeaders('error') }),
+          (result) => publishParted(nc, up, 'result', encode({ result }), budget),
+          (err: unknown) => publishParted(nc, up, 'error', encode({ error: toLetKiteError(err).toPayload() }), budget),
         )
         .finally(done);
     const options = { timeoutMs: call.timeout_ms, signal: abort.signal };
-    const params = call.params as never;
-    if (call.stream && agentOps[op].shape === 'stream') {
-      const stream = this.local.stream(call.machine_id, op as AgentStreamOp, params, call.context, options);
-      subs.push(
-        nc.subscribe(this.subject('call', call.id, 'down'), {
-          callback: (e, m) => {
-            if (e) return;
-            if (m.headers?.get(KIND) === 'data') {
-              stream.push({ type: 'data', bytes: Number(m.headers.get(BYTES)), frame: [m.data] });
-              return;
+    const begin = (raw: unknown) => {
+      started = true;
+      const params = raw as never;
+      if (call.stream && agentOps[op].shape === 'stream') {
+        const s = this.local.stream(call.machine_id, op as AgentStreamOp, params, call.context, options);
+        stream = s;
+        const pumped = (async () => {
+          for await (const event of s.events) {
+            if (event.type === 'data') {
+              publishParted(nc, up, 'data', joinFrame(event.frame), budget, { [BYTES]: String(event.bytes) });
+            } else {
+              publishParted(nc, up, 'event', encode({ event }), budget);
             }
-            const event = safeJson(m.data);
-            if (event && typeof event === 'object') stream.push(event as PushedStreamEvent);
-          },
-        }),
-      );
-      const pumped = (async () => {
-        for await (const event of stream.events) {
-          if (event.type === 'data') {
-            nc.publish(up, joinFrame(event.frame), { headers: upHeaders('data', event.bytes) });
-          } else {
-            nc.publish(up, JSON.stringify({ event }), { headers: upHeaders('event') });
           }
-        }
-      })();
-      // Every event goes out before the answer: the caller's events end with it.
-      void answer(Promise.all([stream.result, pumped]).then(([result]) => result));
-    } else if (!call.stream && agentOps[op].shape !== 'stream') {
-      const onChunk = (stream: string, data: string, encoding: 'utf8' | 'base64') =>
-        nc.publish(up, JSON.stringify({ stream, data, encoding }), { headers: upHeaders('chunk') });
-      void answer(this.local.call(call.machine_id, op as AgentCallOp, params, call.context, { ...options, onChunk }));
+        })();
+        // Every event goes out before the answer: the caller's events end with it.
+        void answer(Promise.all([s.result, pumped]).then(([result]) => result));
+      } else if (!call.stream && agentOps[op].shape !== 'stream') {
+        const onChunk = (stream: string, data: string, encoding: 'utf8' | 'base64') =>
+          publishParted(nc, up, 'chunk', encode({ stream, data, encoding }), budget);
+        void answer(this.local.call(call.machine_id, op as AgentCallOp, params, call.context, { ...options, onChunk }));
+      } else {
+        void answer(Promise.reject(new LetKiteError('protocol_error', `"${op}" routed with the wrong shape`)));
+      }
+    };
+    if (call.params_follow) {
+      // The caller sends the params on `.down` after our acknowledgement; its timeout covers their never coming.
+      setTimeout(() => {
+        if (!started) void answer(Promise.reject(new LetKiteError('timeout', "the call's params never came")));
+      }, call.timeout_ms).unref();
     } else {
-      void answer(Promise.reject(new LetKiteError('protocol_error', `"${op}" routed with the wrong shape`)));
+      begin(call.params);
     }
     msg.respond(JSON.stringify({ ok: true }));
   }
@@ -459,6 +567,10 @@ export class NatsHub implements AgentHub {
     );
     await this.local.close();
   }
+}
+
+function encode(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value));
 }
 
 function safeJson(data: Uint8Array): unknown {

@@ -44,6 +44,7 @@ export const mcpErrorOf: Record<ErrorCode, McpErrorInfo> = {
   invalid_token: { retryable: false },
   protocol_error: { retryable: true },
   internal: { retryable: true, hint: 'Something failed on the gateway; it is logged. Try again later.' },
+  invalid_config: { retryable: false },
 };
 
 /**

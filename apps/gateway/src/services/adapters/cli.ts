@@ -36,6 +36,7 @@ export const cliExitCodeOf: Record<ErrorCode, typeof EXIT_FAILED | typeof EXIT_U
   invalid_token: EXIT_FAILED,
   protocol_error: EXIT_FAILED,
   internal: EXIT_FAILED,
+  invalid_config: EXIT_FAILED,
 };
 
 /** The actor of an administrator's command on the gateway host (`cli:admin`). */
