@@ -6,6 +6,8 @@ import { GatewayConnection } from './connection';
 import { stopFileWorkers } from './executors/file-op';
 import { agentProtectedPaths } from './guard/protected-paths';
 import { ApprovalVerifier } from './guard/verify-approval';
+import type { ScreenConfig } from './gui/display';
+import { GuiScreen } from './gui/gui-screen';
 import { dispatchOp, type OpHandlers, opHandlers } from './ops';
 import type { RequestStream } from './request-stream';
 import { StatefulOps } from './session-ops';
@@ -23,6 +25,8 @@ export interface AgentOptions {
    * the gateway's data directory here (guard/protected-paths.ts).
    */
   protectedPaths?: readonly string[];
+  /** The X11 display the screen tools drive (gui/display.ts); none: they answer `unsupported`. */
+  screen?: ScreenConfig;
 }
 
 /** The report the gateway shows on the dashboard and in machines_list. */
@@ -59,7 +63,11 @@ export class Agent {
     this.transfers = new TempJournal(options.stateDir ?? null);
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
-    this.ops = opHandlers({ stateful: this.stateful, transfers: this.transfers });
+    this.ops = opHandlers({
+      stateful: this.stateful,
+      transfers: this.transfers,
+      ...(options.screen ? { screen: new GuiScreen(options.screen) } : {}),
+    });
     const uid = process.getuid?.() ?? 0;
     const ceilingPath = options.ceilingPath ?? DEFAULT_CEILING_PATH;
     const protect = agentProtectedPaths({ ceilingPath, stateDir: options.stateDir, extra: options.protectedPaths });
@@ -67,14 +75,6 @@ export class Agent {
     this.connection = new GatewayConnection(state, {
       log: this.log,
       onConnected: (send) => send(ceilingReport(this.ceiling.current())),
-      onRequest: (frame, send, signal, stream) => this.handle(frame, send, signal, stream),
-    });
-  }
-
-  /** Loads the command parser (once), reports the ceiling in force, and dials the gateway. */
-  async start(): Promise<void> {
-    await loadCommandRules();
-    this.transfers.cleanStale(this.log);
       // The cluster's other gateways go into the state file, so an agent restarted while its gateway is down still
       // knows where else to go. Only that field changes; the pins stay as they were at join.
       onGateways: (gateways) => {
@@ -85,6 +85,14 @@ export class Agent {
           this.log(`keeping the cluster's gateways in the state file failed: ${String(err)}`);
         }
       },
+      onRequest: (frame, send, signal, stream) => this.handle(frame, send, signal, stream),
+    });
+  }
+
+  /** Loads the command parser (once), reports the ceiling in force, and dials the gateway. */
+  async start(): Promise<void> {
+    await loadCommandRules();
+    this.transfers.cleanStale(this.log);
     const initial = this.ceiling.current();
     if (initial.source === 'defaults') this.log(`no ceiling at ${initial.path}: using the documented defaults`);
     if (initial.source === 'error') this.log(`ceiling ${initial.path}: FAILING CLOSED: ${initial.error}`);

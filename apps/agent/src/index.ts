@@ -11,5 +11,6 @@ export { backoffDelay, GatewayConnection } from './connection';
 export { runExec } from './executors/exec';
 export { gatewayKeyFingerprint } from './gateway-trust';
 export { checkGatewayUrl } from './gateway-url';
+export { type ScreenConfig, screenConfigFromEnv } from './gui/display';
 export { joinGateway, prepareRunAsAccount, type RunAsAccount, SYSTEM_RUN_AS } from './join';
 export { type AgentState, loadState, saveState } from './state';

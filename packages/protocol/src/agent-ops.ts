@@ -14,6 +14,7 @@ import {
   WriteFileParams,
   WriteFileResult,
 } from './ops-files';
+import { GuiActParams, GuiActResult, GuiObserveParams, GuiObserveResult } from './ops-gui';
 import { JobInfo, JobOutputParams, JobOutputResult, JobRef, JobStartParams } from './ops-jobs';
 import { ShellRunParams, ShellRunResult } from './ops-shell';
 import {
@@ -76,6 +77,8 @@ export const agentOps = {
   delete_path: op(DeletePathParams, DeletePathResult, 'call'),
   git_status: op(GitStatusParams, GitStatusResult, 'call'),
   git_diff: op(GitDiffParams, GitDiffResult, 'call'),
+  gui_observe: op(GuiObserveParams, GuiObserveResult, 'chunks'),
+  gui_act: op(GuiActParams, GuiActResult, 'call'),
   transfer_send: op(TransferSendParams, TransferSideResult, 'stream'),
   transfer_receive: op(TransferReceiveParams, TransferSideResult, 'stream'),
   tunnel_connect: op(TunnelConnectParams, TunnelConnectResult, 'stream'),

@@ -104,6 +104,24 @@ export {
   WriteFileParams,
   WriteFileResult,
 } from './ops-files';
+export {
+  ClickAction,
+  GuiAction,
+  GuiActParams,
+  GuiActResult,
+  GuiObserveParams,
+  GuiObserveResult,
+  GuiWindow,
+  KeyAction,
+  MAX_GUI_ACTIONS,
+  MouseButton,
+  MoveAction,
+  mouseButtons,
+  ScrollAction,
+  TypeAction,
+  WaitAction,
+  WindowId,
+} from './ops-gui';
 export { JobInfo, JobOutputParams, JobOutputResult, JobRef, JobStartParams, JobState, jobStates } from './ops-jobs';
 export { HandleId, ShellRunParams, ShellRunResult } from './ops-shell';
 export {
@@ -174,6 +192,7 @@ export {
   writeFile,
   writeFileInput,
 } from './tools/files';
+export { guiAct, guiActInput, guiObserve, guiObserveInput, guiObserveOutput, guiTools } from './tools/gui';
 export {
   jobOutput,
   jobOutputInput,

@@ -11,6 +11,7 @@ import type { CeilingState } from '../ceiling/ceiling-source';
 import { execCommand } from '../executors/exec-command';
 import { type FileOpName, runFileOp } from '../executors/file-op';
 import { parseParams } from '../files/parse-params';
+import { GuiScreen } from '../gui/gui-screen';
 import type { RequestStream } from '../request-stream';
 import type { StatefulOps } from '../session-ops';
 import { runTransferOp, type TempJournal, type TransferOpName } from '../transfers';
@@ -41,6 +42,8 @@ export type OpHandlers = { readonly [K in AgentOp]: OpHandler<K> };
 export interface OpDeps {
   stateful: StatefulOps;
   transfers: TempJournal;
+  /** The screen tools' display (gui/display.ts); without one they answer `unsupported`. */
+  screen?: GuiScreen;
 }
 
 /** A `chunks` op's output goes out as chunk frames on stdout and stderr before its result. */
@@ -66,7 +69,8 @@ function transferOp<K extends TransferOpName>(journal: TempJournal): OpHandler<K
 }
 
 /** Every op the agent serves, by name. */
-export function opHandlers({ stateful, transfers }: OpDeps): OpHandlers {
+export function opHandlers({ stateful, transfers, screen }: OpDeps): OpHandlers {
+  const gui = screen ?? new GuiScreen({ platform: process.platform, hostname: '' });
   return {
     exec: async (r) => withOutput(r, await execCommand(r.params, r.context, r.ceiling, r.signal)),
     shell_run: async (r) => withOutput(r, await stateful.sessions.run(r.params, r.context, r.ceiling, r.signal)),
@@ -85,6 +89,8 @@ export function opHandlers({ stateful, transfers }: OpDeps): OpHandlers {
     delete_path: fileOp(),
     git_status: fileOp(),
     git_diff: fileOp(),
+    gui_observe: (r) => gui.observe(r.params, r.context, r.ceiling, r),
+    gui_act: (r) => gui.act(r.params, r.context, r.ceiling, r.signal),
     transfer_send: transferOp(transfers),
     transfer_receive: transferOp(transfers),
     tunnel_connect: (r) =>

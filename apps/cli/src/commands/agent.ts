@@ -8,6 +8,7 @@ import {
   loadState,
   prepareRunAsAccount,
   type RunAsAccount,
+  screenConfigFromEnv,
   writeDefaultCeiling,
 } from '@letkite/agent';
 import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
@@ -141,6 +142,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     ceilingPath: ceilingPath(values.ceiling, io.env),
     stateDir,
     protectedPaths: values.protect ?? [],
+    screen: screenConfigFromEnv(io.env, process.platform, hostname()),
   });
   await a.start();
   await new Promise<void>((resolve) => {

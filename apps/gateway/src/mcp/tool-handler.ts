@@ -41,10 +41,18 @@ export interface ToolCallContext extends ServiceContext<GatewayDeps, PrincipalAc
   account: string;
 }
 
+/** A content item of a tool result besides the JSON text copy. */
+export type ToolContent = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+
 /** One MCP tool: its published descriptor and the service that does the work. */
 export interface ToolHandler {
   descriptor: ToolDescriptor;
   service: Service<z.ZodType, unknown, ToolCallContext>;
+  /**
+   * Splits the service's answer into the structured result and extra content items that must not sit in
+   * structuredContent or its text copy (gui_observe's screenshot goes out as image content).
+   */
+  present?: (output: unknown) => { result: unknown; content: ToolContent[] };
 }
 
 /**
@@ -77,7 +85,8 @@ export function toolCallContext(call: ToolCallInput, requestId: string = newRequ
 
 export interface CallToolResult {
   [key: string]: unknown;
-  content: { type: 'text'; text: string }[];
+  /** The JSON text copy first, then any extra items (`ToolHandler.present`). */
+  content: [{ type: 'text'; text: string }, ...ToolContent[]];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
@@ -123,8 +132,13 @@ export async function runTool(handler: ToolHandler, args: unknown, call: ToolCal
   let outcome: ErrorCode | 'ok' = 'ok';
   try {
     const input = parseServiceInput(descriptor.input, args, descriptor.name);
-    const result = descriptor.output.parse(await handler.service.run(ctx, input)) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result };
+    const output = await handler.service.run(ctx, input);
+    const shown = handler.present ? handler.present(output) : { result: output, content: [] };
+    const result = descriptor.output.parse(shown.result) as Record<string, unknown>;
+    return {
+      content: [{ type: 'text', text: JSON.stringify(result, null, 2) }, ...shown.content],
+      structuredContent: result,
+    };
   } catch (err) {
     if (err instanceof PendingApprovalAnswer) {
       // Not a failure: the call waits for a human, and the answer tells the AI what to do.

@@ -10,6 +10,7 @@ import {
   readFileHandler,
   writeFileHandler,
 } from './files';
+import { guiActHandler, guiObserveHandler } from './gui';
 import { jobOutputHandler, jobStartHandler, jobStatusHandler, jobStopHandler } from './jobs';
 import { machinesListHandler } from './machines-list';
 import { shellRunHandler } from './shell-run';
@@ -50,5 +51,7 @@ export const toolHandlers: readonly ToolHandler[] = [
   tunnelOpenHandler,
   tunnelCloseHandler,
   tunnelsListHandler,
+  guiObserveHandler,
+  guiActHandler,
   approvalWaitHandler,
 ];
