@@ -1,11 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { encodeDataFrame } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { asPerson, TestAccount, type TestPerson } from './support/approvals';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { waitFor } from './support/processes';
+import { CliProcess, removeDir, tempDir, waitFor } from './support/processes';
+import { RogueGateway } from './support/rogue-gateway';
 
 interface TunnelOut {
   tunnel_id: string;
@@ -334,7 +337,7 @@ describe('tunnels through a real gateway and agent', () => {
       peak = Math.max(peak, memoryOf(pid));
     }, 50);
     try {
-      const socket = connect({ host: '127.0.0.1', port: r.data.tcp?.port as number, highWaterMark: 64 * 1024 });
+      const socket = connect({ host: '127.0.0.1', port: r.data.tcp?.port as number });
       let received = 0;
       await new Promise<void>((resolve, reject) => {
         socket.on('error', reject);
@@ -369,4 +372,73 @@ describe('tunnels through a real gateway and agent', () => {
     });
     await agent.start();
   }, 60_000);
+});
+
+describe('a compromised gateway cannot tunnel past the machine’s ceiling', () => {
+  let rogue: RogueGateway;
+  let agent: CliProcess;
+  let stateDir: string;
+  let ceilingDir: string;
+  let forbidden: Awaited<ReturnType<typeof echoTcpServer>>;
+  let sink: ReturnType<typeof createServer>;
+  let sinkPort: number;
+  // The request's policy allows everything: only the ceiling stands in the way.
+  const wide = { policy: { name: 'wide', tunnel_targets: ['0.0.0.0/0:*', 'localhost:*'] } };
+
+  beforeAll(async () => {
+    forbidden = await echoTcpServer();
+    // Accepts and never reads: whatever is pushed at it piles up in the agent unless the agent enforces credit.
+    sink = createServer((s) => {
+      s.pause();
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    sinkPort = portOf(sink);
+    rogue = await RogueGateway.start();
+    stateDir = tempDir('tunnel-rogue-state');
+    ceilingDir = tempDir('tunnel-rogue-ceiling');
+    writeFileSync(join(stateDir, 'agent.json'), JSON.stringify(rogue.agentState('mch_tunnel_rogue')), { mode: 0o600 });
+    const ceilingPath = join(ceilingDir, 'ceiling.toml');
+    writeFileSync(ceilingPath, `${FULL_SHELL_CEILING}tunnel_targets = ["10.0.0.0/8:*", "127.0.0.1:${sinkPort}"]\n`, {
+      mode: 0o644,
+    });
+    agent = new CliProcess(['agent', 'run', '--state-dir', stateDir, '--ceiling', ceilingPath]);
+    await rogue.connected();
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    await rogue?.close();
+    removeDir(stateDir);
+    removeDir(ceilingDir);
+    forbidden?.server.close();
+    sink?.close();
+  });
+
+  test('an address or a name outside the ceiling is refused by the agent itself, and nothing is dialled', async () => {
+    const byAddress = await rogue.request('tunnel_connect', { host: '127.0.0.1', port: forbidden.port }, wide);
+    expect(byAddress.error?.code).toBe('blocked_by_ceiling');
+    const byName = await rogue.request('tunnel_connect', { host: 'localhost', port: forbidden.port }, wide);
+    expect(byName.error?.code).toBe('blocked_by_ceiling');
+    expect(forbidden.connections()).toBe(0);
+  });
+
+  test('data pushed past the credit the agent granted ends the connection with protocol_error', async () => {
+    const answer = rogue.request('tunnel_connect', { host: '127.0.0.1', port: sinkPort }, wide, 'flood1');
+    await waitFor('the agent to report the connection up', () =>
+      rogue.streamed('flood1').some((f) => f.type === 'credit'),
+    );
+    const payload = Buffer.alloc(512 * 1024, 1);
+    for (let i = 0; i < 64; i += 1) rogue.sendRaw(Buffer.from(encodeDataFrame('flood1', payload)));
+    expect((await answer).error?.code).toBe('protocol_error');
+  });
+
+  test('credit past any tunnel window ends the connection with protocol_error', async () => {
+    const answer = rogue.request('tunnel_connect', { host: '127.0.0.1', port: sinkPort }, wide, 'credit1');
+    await waitFor('the agent to report the connection up', () =>
+      rogue.streamed('credit1').some((f) => f.type === 'credit'),
+    );
+    rogue.sendRaw({ type: 'credit', id: 'credit1', bytes: 512 * 1024 * 1024 });
+    expect((await answer).error?.code).toBe('protocol_error');
+  });
 });
