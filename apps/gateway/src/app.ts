@@ -104,7 +104,8 @@ export function createApp(deps: AppDeps): Hono {
     return c.body(null, 204, mcpPreflightHeaders(origin));
   });
 
-  app.all('/mcp', bodyLimit({ maxSize: 16 * 1024 * 1024 }), async (c) => {
+  // `/mcp/sse` and `/mcp/message`: the legacy HTTP+SSE transport, with the same origin, bearer and scope checks.
+  app.all('/mcp/:legacy{sse|message}?', bodyLimit({ maxSize: 16 * 1024 * 1024 }), async (c) => {
     const origin = c.req.header('origin');
     if (!mcpOriginAllowed(origin, deps.publicUrl, allowedOrigins)) {
       const e = new LetKiteError('forbidden', `origin "${origin}" may not call this MCP endpoint`);
@@ -142,7 +143,10 @@ export function createApp(deps: AppDeps): Hono {
         return c.json({ error: e.toPayload() }, 403, { ...corsHeaders, 'WWW-Authenticate': challenge });
       }
     }
-    const res = await deps.mcp.handle(c.req.raw, principal);
+    const legacy = c.req.param('legacy') as 'sse' | 'message' | undefined;
+    const res = legacy
+      ? await deps.mcp.legacySse.handle(c.req.raw, principal, legacy)
+      : await deps.mcp.handle(c.req.raw, principal);
     if (origin === undefined) return res;
     const withCors = new Response(res.body, res);
     for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);

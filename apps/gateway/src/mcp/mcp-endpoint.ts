@@ -1,12 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  ElicitResultSchema,
   type InitializeRequest,
   isInitializeRequest,
+  isJSONRPCResponse,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/principal';
 import type { EventPayload } from '../coordination/coordination';
@@ -17,9 +23,16 @@ import {
   refuseDisabledTransport,
   transportOf,
 } from '../policy/account-switches';
+import { complete } from './completion';
+import { approveThroughClient, isPendingAnswer } from './elicitation';
+import { LegacySseEndpoint } from './legacy-sse';
+import { levelOfOutcome, sessionLogger } from './logging';
 import type { McpSessionRecord, McpSessionStore } from './mcp-session-store';
 import { openMcpSessionStore } from './open-mcp-session-store';
-import { errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
+import { listResources, readResource } from './resources/read-resource';
+import { resourceTemplates } from './resources/resource-uris';
+import { newMcpSessionId, SessionFactBook } from './session-facts';
+import { type CallToolResult, errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
 
 /** Coordination topic: a credential was revoked; every gateway aborts its running calls (`credential_id`). */
 export const CREDENTIAL_REVOKED_TOPIC = 'credential.revoked';
@@ -39,7 +52,7 @@ interface RunningCall {
   userId: string;
   accountId: string;
   abort: AbortController;
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: { close(): Promise<void> };
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
@@ -153,6 +166,12 @@ export class McpEndpoint {
   private readonly idleMs: number;
   private readonly running = new Set<RunningCall>();
   private readonly unsubscribe: (() => void)[];
+  /** What sessions declared (capabilities, log level), shared with the other gateways. */
+  readonly facts: SessionFactBook;
+  /** The 2024-11-05 HTTP+SSE transport (`/mcp/sse`, `/mcp/message`), on the same sessions and handlers. */
+  readonly legacySse: LegacySseEndpoint;
+  /** Transports of this gateway waiting for a client's answer to a request we sent (an elicitation), by session. */
+  private readonly awaitingAnswers = new Map<string, Set<WebStandardStreamableHTTPServerTransport>>();
 
   constructor(
     private readonly deps: GatewayDeps,
@@ -161,15 +180,22 @@ export class McpEndpoint {
   ) {
     this.sessions = options.sessions ?? openMcpSessionStore(deps.store);
     this.idleMs = options.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS;
+    this.facts = new SessionFactBook(deps.coordination);
+    this.legacySse = new LegacySseEndpoint(deps, this);
     const events = deps.coordination.events;
     this.unsubscribe = [
       events.subscribe(CREDENTIAL_REVOKED_TOPIC, (p: EventPayload) => {
-        if (typeof p.credential_id === 'string') this.abortRunning((c) => c.credentialId === p.credential_id);
+        if (typeof p.credential_id !== 'string') return;
+        this.abortRunning((c) => c.credentialId === p.credential_id);
+        this.legacySse.closeWhere((c) => c.credentialId === p.credential_id);
       }),
       events.subscribe(USER_SESSIONS_CLOSED_TOPIC, (p: EventPayload) => {
         if (typeof p.user_id !== 'string') return;
         const accountId = typeof p.account_id === 'string' ? p.account_id : null;
-        this.abortRunning((c) => c.userId === p.user_id && (accountId === null || c.accountId === accountId));
+        const match = (c: { userId: string; accountId: string }) =>
+          c.userId === p.user_id && (accountId === null || c.accountId === accountId);
+        this.abortRunning(match);
+        this.legacySse.closeWhere(match);
       }),
     ];
   }
@@ -203,6 +229,8 @@ export class McpEndpoint {
     if (sessionId) {
       const session = await this.liveSession(sessionId, principal);
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      const waiting = await this.waitingFor(request, session.id);
+      if (waiting) return waiting.handleRequest(request);
       return preferJson(await this.serve(request, principal, session));
     }
     let body: unknown;
@@ -244,6 +272,8 @@ export class McpEndpoint {
   /** Gateway shutdown: stops listening for revocations and aborts the calls still running here. */
   async close(): Promise<void> {
     for (const off of this.unsubscribe.splice(0)) off();
+    this.facts.close();
+    await this.legacySse.close();
     this.abortRunning(() => true);
     await Promise.all([...this.running].map((c) => c.transport.close()));
   }
@@ -260,10 +290,14 @@ export class McpEndpoint {
     return session && session.credentialId === principal.credentialId ? session : null;
   }
 
-  private async open(principal: Principal, initialize: InitializeRequest): Promise<McpSessionRecord> {
+  /**
+   * Records a session from its `initialize` (under `id` when the transport made one up before, as the legacy SSE
+   * transport does), with what the client declared that later requests need.
+   */
+  async open(principal: Principal, initialize: InitializeRequest, id?: string): Promise<McpSessionRecord> {
     const client = initialize.params.clientInfo;
     const session: McpSessionRecord = {
-      id: `mcs_${randomBytes(16).toString('base64url')}`,
+      id: id ?? newMcpSessionId(),
       credentialId: principal.credentialId,
       userId: principal.userId,
       accountId: principal.accountId,
@@ -275,7 +309,42 @@ export class McpEndpoint {
       closedAt: null,
     };
     await this.sessions.open(session);
+    // URL-mode elicitation must be declared as such: `elicitation: {}` alone means form mode only.
+    if (initialize.params.capabilities.elicitation?.url !== undefined) {
+      await this.facts.set(session.id, { elicitationUrl: true });
+    }
     return session;
+  }
+
+  /** Closes one session (its transport ended). */
+  async closeSession(id: string): Promise<void> {
+    await this.sessions.close(id, this.deps.now().toISOString());
+  }
+
+  /** The live session `id` of this principal, or null (closed, idle, unknown or another credential's). */
+  async session(id: string, principal: Principal): Promise<McpSessionRecord | null> {
+    return this.liveSession(id, principal);
+  }
+
+  /**
+   * The transport of this gateway that waits for the answers a POST carries (the client answering our
+   * elicitation/create), or null. Answers that reach another gateway are dropped there: the call waiting for one
+   * also watches the approval itself, so only a decline is missed (the call then answers when the approval does).
+   */
+  private async waitingFor(
+    request: Request,
+    sessionId: string,
+  ): Promise<WebStandardStreamableHTTPServerTransport | null> {
+    const waiting = this.awaitingAnswers.get(sessionId);
+    if (!waiting || waiting.size === 0) return null;
+    const body: unknown = await request
+      .clone()
+      .json()
+      .catch(() => null);
+    const messages = Array.isArray(body) ? body : [body];
+    if (messages.length === 0 || !messages.every((m) => isJSONRPCResponse(m) || isJSONRPCErrorLike(m))) return null;
+    // One waiting transport per session in practice; the SDK drops an answer to an id it never sent.
+    return [...waiting][waiting.size - 1] ?? null;
   }
 
   private abortRunning(matches: (c: RunningCall) => boolean): void {
@@ -294,15 +363,55 @@ export class McpEndpoint {
     session: McpSessionRecord,
     parsedBody?: unknown,
   ): Promise<Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const server = this.createServer(principal, session, {
+      transport,
+      awaitAnswers: (on) => {
+        let set = this.awaitingAnswers.get(session.id);
+        if (on) {
+          if (!set) {
+            set = new Set();
+            this.awaitingAnswers.set(session.id, set);
+          }
+          set.add(transport);
+        } else if (set) {
+          set.delete(transport);
+          if (set.size === 0) this.awaitingAnswers.delete(session.id);
+        }
+      },
+    });
+    await server.connect(transport);
+    return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  }
+
+  /**
+   * The MCP server of one principal and session, every handler registered; the Streamable HTTP endpoint makes one
+   * per request, the legacy SSE transport one per stream. `transport` is what a revocation closes.
+   */
+  createServer(
+    principal: Principal,
+    session: McpSessionRecord,
+    io: { transport: { close(): Promise<void> }; awaitAnswers?: (on: boolean) => void },
+  ): Server {
     const server = new Server(
       { name: 'letkite', title: 'LetKite', version: this.deps.version },
       {
-        capabilities: { tools: { listChanged: false } },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { listChanged: false },
+          logging: {},
+          completions: {},
+        },
         instructions:
           'LetKite runs commands and file operations on real machines. Call machines_list first. Calls may be refused by policy or by the machine, or wait for a human approval.',
       },
     );
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const { transport } = io;
+    // Read at each call: a legacy SSE stream's session learns the client's name at its `initialize`.
+    const clientOf = () =>
+      session.clientName === null
+        ? undefined
+        : { name: session.clientName, ...(session.clientVersion ? { version: session.clientVersion } : {}) };
     // Listed and callable tools are worked out on every request (scopes ∧ the policy's current revision ∧ the
     // account's tool-group switches), so an edit of the policy or a switch applies to the next request.
     server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -311,9 +420,15 @@ export class McpEndpoint {
         tools: this.handlers.filter((h) => tools.has(h.descriptor.name)).map((t) => publishedTool(t.descriptor)),
       };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-      const handler = this.handlers.find((t) => t.descriptor.name === req.params.name);
-      if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
+    /** One tool call with every check tools/call makes; resources read through it too. */
+    const invoke = async (
+      name: string,
+      args: unknown,
+      signal: AbortSignal,
+      progress: (progress: number, total?: number, message?: string) => Promise<void>,
+    ): Promise<CallToolResult> => {
+      const handler = this.handlers.find((t) => t.descriptor.name === name);
+      if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${name}"`));
       const callable = await callableTools(this.deps.policies, principal);
       try {
         refuseDisabledToolGroup(callable.settings, handler.descriptor.name);
@@ -322,9 +437,8 @@ export class McpEndpoint {
       }
       if (!callable.tools.has(handler.descriptor.name)) {
         if (callable.policyError) return errorResult(toLetKiteError(callable.policyError));
-        return errorResult(new LetKiteError('not_found', `no tool "${req.params.name}"`));
+        return errorResult(new LetKiteError('not_found', `no tool "${name}"`));
       }
-      const progressToken = req.params._meta?.progressToken;
       const call: RunningCall = {
         credentialId: principal.credentialId,
         userId: principal.userId,
@@ -333,40 +447,107 @@ export class McpEndpoint {
         transport,
       };
       this.running.add(call);
+      const client = clientOf();
       try {
-        return await runTool(handler, req.params.arguments, {
+        return await runTool(handler, args, {
           deps: this.deps,
           principal,
-          ...(session.clientName === null
-            ? {}
-            : {
-                client: {
-                  name: session.clientName,
-                  ...(session.clientVersion ? { version: session.clientVersion } : {}),
-                },
-              }),
-          signal: AbortSignal.any([extra.signal, call.abort.signal]),
+          ...(client ? { client } : {}),
+          signal: AbortSignal.any([signal, call.abort.signal]),
           audit: {},
-          progress: async (progress, total, message) => {
-            if (progressToken === undefined) return;
-            await extra.sendNotification({
-              method: 'notifications/progress',
-              params: {
-                progressToken,
-                progress,
-                ...(total === undefined ? {} : { total }),
-                ...(message ? { message } : {}),
-              },
-            });
-          },
+          progress,
         });
       } finally {
         this.running.delete(call);
       }
+    };
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+      const progressToken = req.params._meta?.progressToken;
+      const progress = async (value: number, total?: number, message?: string) => {
+        if (progressToken === undefined) return;
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: {
+            progressToken,
+            progress: value,
+            ...(total === undefined ? {} : { total }),
+            ...(message ? { message } : {}),
+          },
+        });
+      };
+      const log = sessionLogger(this.facts.get(session.id).logLevel, (n) => extra.sendNotification(n));
+      const started = performance.now();
+      const tool = req.params.name;
+      await log('debug', { event: 'tool_call', tool });
+      let result = await invoke(tool, req.params.arguments, extra.signal, progress);
+      if (isPendingAnswer(result) && this.facts.get(session.id).elicitationUrl) {
+        // The client can show a URL: it is sent the approval page and the call waits for the decision there.
+        io.awaitAnswers?.(true);
+        try {
+          const decided = await approveThroughClient({
+            deps: this.deps,
+            principal,
+            pending: result.structuredContent,
+            signal: extra.signal,
+            progress,
+            elicit: (params) =>
+              extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
+                signal: extra.signal,
+                timeout: 24 * 3_600_000,
+              }),
+            notify: (n) => extra.sendNotification(n),
+          });
+          await log('info', { event: 'approval', tool, status: decided });
+          if (decided === 'approved' || decided === 'denied') {
+            result = await invoke(tool, req.params.arguments, extra.signal, progress);
+          }
+        } finally {
+          io.awaitAnswers?.(false);
+        }
+      }
+      const outcome = outcomeOf(result);
+      await log(levelOfOutcome(outcome), {
+        event: 'tool_result',
+        tool,
+        outcome,
+        duration_ms: Math.round(performance.now() - started),
+      });
+      return result;
     });
-    await server.connect(transport);
-    return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    const resourceContext = (signal: AbortSignal) => ({
+      deps: this.deps,
+      principal,
+      invoke: (tool: string, args: Record<string, unknown>) => invoke(tool, args, signal, async () => {}),
+      callable: async () => (await callableTools(this.deps.policies, principal)).tools,
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
+      resources: await listResources(resourceContext(extra.signal)),
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+      resourceTemplates: resourceTemplates.map((t) => ({ ...t })),
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => ({
+      contents: [await readResource(resourceContext(extra.signal), req.params.uri)],
+    }));
+    server.setRequestHandler(CompleteRequestSchema, async (req) => complete(this.deps, principal, req.params));
+    // The level outlives this throw-away server: kept with the session's facts (every gateway hears of it).
+    server.setRequestHandler(SetLevelRequestSchema, async (req) => {
+      await this.facts.set(session.id, { logLevel: req.params.level });
+      return {};
+    });
+    return server;
   }
+}
+
+/** The outcome code of a tool result, as the audit row and the log notification name it. */
+function outcomeOf(result: CallToolResult): string {
+  const s = result.structuredContent;
+  if (result.isError) return typeof s?.code === 'string' ? s.code : 'internal';
+  return isPendingAnswer(result) ? 'approval_pending' : 'ok';
+}
+
+function isJSONRPCErrorLike(m: unknown): boolean {
+  return typeof m === 'object' && m !== null && 'id' in m && 'error' in m && !('method' in m);
 }
 
 function methodNotAllowed(): Response {

@@ -25,6 +25,8 @@ export const shellRunHandler = defineHandler(shellRun, async (input, ctx) => {
     approved: m.approved,
     timeoutMs: timeoutS * 1000 + SESSION_START_MS,
   });
+  // The session's id in the audit row: how letkite://shell-sessions finds this connection's sessions.
+  ctx.audit.details = { ...ctx.audit.details, session_id: result.session_id };
   // The prompt's directory is set by whatever ran in the session: masked like any other output.
   const masker = await outputMaskerFor(ctx);
   const cwd = result.cwd === null ? null : masker.prepare(result.cwd, { maxLines: 1, maxChars: 4096 }).text;
