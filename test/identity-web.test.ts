@@ -16,7 +16,7 @@ const HOSTILE_HOST = '<script>window.__pwned=1</script><img src=x onerror="windo
 
 /** The one-time owner setup link, as `npm start` prints it (made through the gateway's own code). */
 async function ownerSetupLink(gw: TestGateway): Promise<string> {
-  const store = openStore(join(gw.dataDir, 'letkite.db'));
+  const store = await openStore(join(gw.dataDir, 'letkite.db'));
   try {
     const { account, owner } = await store.bootstrap(new Date().toISOString());
     const link = await createOwnerSetupLink(

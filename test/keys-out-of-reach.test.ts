@@ -394,7 +394,7 @@ describe('TOTP seeds are sealed at rest, with a key kept apart from the database
 
   beforeAll(async () => {
     gw = await TestGateway.start();
-    const store = openStore(join(gw.dataDir, 'letkite.db'));
+    const store = await openStore(join(gw.dataDir, 'letkite.db'));
     let setupUrl = '';
     try {
       const { account, owner } = await store.bootstrap(new Date().toISOString());

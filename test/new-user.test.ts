@@ -404,7 +404,7 @@ describe('what tripped a new user: last seen', () => {
         machine_id: string;
       };
       const lastSeen = async () => {
-        const store = openStore(join(gw.dataDir, 'letkite.db'));
+        const store = await openStore(join(gw.dataDir, 'letkite.db'));
         try {
           return Date.parse((await store.getMachine(machine_id))?.lastSeenAt ?? '');
         } finally {

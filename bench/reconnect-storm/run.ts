@@ -22,7 +22,7 @@ const GOAL_S = 60;
 const gw = await TestGateway.start({ LETKITE_HEARTBEAT_MS: '15000' });
 const tokens: string[] = [];
 {
-  const store = openStore(join(gw.dataDir, 'letkite.db'));
+  const store = await openStore(join(gw.dataDir, 'letkite.db'));
   const { account, owner } = await store.bootstrap(new Date().toISOString());
   for (let i = 0; i < N; i++) {
     const t = await createJoinToken(

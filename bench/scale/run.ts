@@ -45,7 +45,7 @@ await listMachines();
 // through the CLI would measure process start-ups, not the gateway.
 const tokens: string[] = [];
 {
-  const store = openStore(join(gw.dataDir, 'letkite.db'));
+  const store = await openStore(join(gw.dataDir, 'letkite.db'));
   const { account, owner } = await store.bootstrap(new Date().toISOString());
   for (let i = 0; i < N; i++) {
     const t = await createJoinToken(

@@ -64,7 +64,7 @@ export class TestGateway {
 
   /** An API token with an explicit grant (e.g. an inline policy), created through the gateway's own code. */
   async apiTokenWithGrant(grant: Grant, name = 'grant-test'): Promise<string> {
-    const store = openStore(join(this.dataDir, 'letkite.db'));
+    const store = await openStore(join(this.dataDir, 'letkite.db'));
     try {
       const { account, owner } = await store.bootstrap(new Date().toISOString());
       const created = await createApiToken(

@@ -16,7 +16,7 @@ import { startLeasedInterval } from './coordination/leased-interval';
 import { LocalCoordination } from './coordination/local-coordination';
 import { NatsCoordination } from './coordination/nats-coordination';
 import type { GatewayDeps } from './deps';
-import { healthRoutes, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
+import { healthRoutes, pgMigrationsCheck, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
 import { GatewayMetrics, metricsRoutes } from './http/metrics';
 import { handleAgentSocket } from './hub/agent-endpoint';
@@ -35,6 +35,7 @@ import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
 import { SqliteStore } from './store/sqlite/sqlite-store';
+import { PgStore } from './store/postgres/pg-store';
 import type { Account, Store, User } from './store/types';
 import { openTransferStore } from './transfers/open-transfer-store';
 import { credentialLiveCheck } from './tunnels/credential-live';
@@ -76,7 +77,7 @@ export async function startGateway(
     options.logger ?? createGatewayLogger({ level: config.logLevel, format: config.logFormat, write: options.log });
   const log = (msg: string) => logger.info(msg);
   await loadCommandRules();
-  const store = openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
+  const store = await openStore(config.databaseUrl ?? join(config.dataDir, 'letkite.db'));
   const now = () => new Date();
   const { account, owner } = await store.bootstrap(now().toISOString());
   const gatewayIdentity = loadGatewayIdentity(gatewayIdentityFile(config.dataDir));
@@ -216,6 +217,7 @@ export async function startGateway(
   if (cluster) readiness.push({ name: 'nats', check: () => cluster.ping() });
     oauth,
     mcpAllowedOrigins: config.mcpAllowedOrigins,
+  if (store instanceof PgStore) readiness.push(pgMigrationsCheck(store.database.pool));
     logger,
     requestLogLevel: options.log ? 'debug' : 'info',
     readiness,

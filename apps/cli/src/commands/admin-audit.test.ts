@@ -19,7 +19,7 @@ let dir: string;
 let accountId: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'letkite-admin-audit-'));
-  const store = openStore(join(dir, 'letkite.db'));
+  const store = await openStore(join(dir, 'letkite.db'));
   accountId = (await store.bootstrap('2026-06-01T00:00:00.000Z')).account.id;
   for (let i = 0; i < 4; i++) {
     await store.appendAudit({

@@ -33,7 +33,7 @@ async function createToken(extra: string[]) {
     stderr: new Capture(),
     env: {},
   });
-  const store = openStore(join(dir, 'letkite.db'));
+  const store = await openStore(join(dir, 'letkite.db'));
   try {
     const token = await store.findApiTokenByHash(createHash('sha256').update(stdout.text.trim()).digest('hex'));
     return { code, grant: token?.grant };

@@ -54,7 +54,7 @@ async function withOwnerStore<T>(
 }
 
 async function open(data: string | undefined, io: CliIo) {
-  const store = openStore(io.env.LETKITE_DATABASE_URL ?? join(dataDir(data, io.env), 'letkite.db'));
+  const store = await openStore(io.env.LETKITE_DATABASE_URL ?? join(dataDir(data, io.env), 'letkite.db'));
   const { account, owner } = await store.bootstrap(new Date().toISOString());
   return { store, account, owner };
 }

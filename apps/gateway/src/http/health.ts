@@ -82,9 +82,18 @@ export const drizzleRoot = import.meta.letkiteBundle
 
 /** The `when` stamp of every SQLite migration the code ships (drizzle stores it as `created_at` once applied). */
 export function shippedSqliteMigrations(root = drizzleRoot): { domain: string; tag: string; when: number }[] {
+  return shippedMigrations(root, /^sqlite(-|$)/);
+}
+
+/** The same for PostgreSQL: the journals of apps/gateway/drizzle/pg and pg-<domain>. */
+export function shippedPgMigrations(root = drizzleRoot): { domain: string; tag: string; when: number }[] {
+  return shippedMigrations(root, /^pg(-|$)/);
+}
+
+function shippedMigrations(root: string, folders: RegExp): { domain: string; tag: string; when: number }[] {
   const out: { domain: string; tag: string; when: number }[] = [];
   for (const domain of readdirSync(root)) {
-    if (!domain.startsWith('sqlite')) continue;
+    if (!folders.test(domain)) continue;
     const journal = JSON.parse(readFileSync(join(root, domain, 'meta', '_journal.json'), 'utf8')) as {
       entries: { tag: string; when: number }[];
     };
@@ -117,6 +126,38 @@ export function sqliteMigrationsCheck(sqlite: SqliteHandle, root = drizzleRoot):
         if (!/^__drizzle_migrations[a-z_]*$/.test(name)) continue;
         for (const row of sqlite.prepare(`SELECT created_at FROM "${name}"`).all() as { created_at: number }[])
           applied.add(Number(row.created_at));
+      }
+      const missing = shipped.filter((m) => !applied.has(m.when));
+      if (missing.length > 0) throw new Error(`migrations not applied: ${missing.map((m) => m.tag).join(', ')}`);
+    },
+  };
+}
+
+/** The minimal PostgreSQL surface the migrations check needs (a pg Pool). */
+export interface PgHandle {
+  query(sql: string): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * Cluster mode: every shipped PostgreSQL migration (all domains) is recorded as applied. A gateway applies them on
+ * start under an advisory lock; this fails when the database was restored from an older dump under a running
+ * gateway, or a newer gateway's domain folder is not applied here (a domain missing from PG_DOMAINS).
+ */
+export function pgMigrationsCheck(pool: PgHandle, root = drizzleRoot): ReadinessCheck {
+  const shipped = shippedPgMigrations(root);
+  return {
+    name: 'migrations',
+    async check() {
+      const tables = (
+        await pool.query(
+          "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE '\\_\\_drizzle\\_migrations%'",
+        )
+      ).rows as { name: string }[];
+      const applied = new Set<number>();
+      for (const { name } of tables) {
+        if (!/^__drizzle_migrations[a-z_]*$/.test(name)) continue;
+        const rows = (await pool.query(`SELECT created_at FROM "${name}"`)).rows as { created_at: string }[];
+        for (const row of rows) applied.add(Number(row.created_at));
       }
       const missing = shipped.filter((m) => !applied.has(m.when));
       if (missing.length > 0) throw new Error(`migrations not applied: ${missing.map((m) => m.tag).join(', ')}`);

@@ -1,11 +1,18 @@
-import { LetKiteError } from '@letkite/protocol';
+import { PgStore } from './postgres/pg-store';
 import { SqliteStore } from './sqlite/sqlite-store';
 import type { Store } from './types';
 
-/** Picks the store implementation for a location: a SQLite file path, or (cluster mode) a postgres:// URL. */
-export function openStore(location: string): Store {
-  if (/^postgres(ql)?:\/\//.test(location)) {
-    throw new LetKiteError('not_implemented', 'the PostgreSQL store (cluster mode) is not available in this build');
-  }
+/** True for a location that names a PostgreSQL database (cluster mode) rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * Picks the store implementation for a location: a SQLite file path, or (cluster mode) a postgres:// URL. The
+ * PostgreSQL store connects and applies every domain's migrations before it resolves; a failure names the URL
+ * without its password (redactDatabaseUrl).
+ */
+export async function openStore(location: string): Promise<Store> {
+  if (isPostgresUrl(location)) return PgStore.open(location);
   return new SqliteStore(location);
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { auditRowHash, auditRowOf, type ChainedRow, GENESIS_HASH } from '../sqlite/audit';
+import { auditRowHash, auditRowOf, type ChainedRow, GENESIS_HASH } from '../audit-chain';
 import type { AuditEventInput } from '../types';
 import type { PgDatabase, PgTx } from './pg-database';
 

@@ -67,7 +67,7 @@ export class PgDatabase {
     } catch (err) {
       await pool.end().catch(() => {});
       throw new LetKiteError(
-        'unavailable',
+        'internal',
         `cannot reach the PostgreSQL database at ${redactDatabaseUrl(url)}: ${(err as Error).message}`,
       );
     }
