@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { IdentityStore, Onboarding, StoredPasskey, WebSession } from '../../identity/identity-store';
 import { createOwnerSetupLink } from '../../identity/ops/create-setup-link';
 import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
-import { PgDatabase } from '../postgres/pg-database';
 import { PgIdentityStore } from '../postgres/pg-identity-store';
-import { createTestDatabase } from '../postgres/test-database';
 import { SqliteIdentityStore } from '../sqlite/sqlite-identity-store';
-import { SqliteStore } from '../sqlite/sqlite-store';
 import type { AuditEventInput } from '../types';
+import { type TwoInstances, twoInstanceBackends } from './two-instance-backends';
 
 /**
  * The identity store's contract, run against SQLite (a temp file) and PostgreSQL (a fresh database). Each case
@@ -19,21 +14,10 @@ import type { AuditEventInput } from '../types';
  * two pools at READ COMMITTED, on SQLite two connections to one file. Rows of other domains (accounts, users,
  * machines, API tokens) are seeded with raw SQL (`?` placeholders on both).
  */
-interface Instances {
-  a: IdentityStore;
-  b: IdentityStore;
-  /** A store without the TOTP seed key (a tool that opens the database only for tokens). */
+interface Pair {
+  store: IdentityStore;
+  /** The same database without the TOTP seed key (a tool that opens it only for tokens). */
   keyless: IdentityStore;
-  exec(query: string, params?: unknown[]): Promise<void>;
-  rows<T>(query: string, params?: unknown[]): Promise<T[]>;
-}
-
-interface Backend {
-  name: string;
-  start(): Promise<void>;
-  open(seeds: TotpSeedCipher): Promise<Instances>;
-  close(): Promise<void>;
-  stop(): Promise<void>;
 }
 
 const IDENTITY_TABLES = [
@@ -53,75 +37,12 @@ const IDENTITY_TABLES = [
 ];
 const CORE_TABLES = ['audit_events', 'audit_chains', 'api_tokens', 'machines', 'memberships', 'users', 'accounts'];
 
-function sqliteBackend(): Backend {
-  let dir = '';
-  let cores: SqliteStore[] = [];
-  return {
-    name: 'sqlite',
-    async start() {},
-    async open(seeds) {
-      dir = mkdtempSync(join(tmpdir(), 'lk-identity-contract-'));
-      cores = [0, 1].map(() => new SqliteStore(join(dir, 'letkite.db')));
-      const [c0, c1] = cores as [SqliteStore, SqliteStore];
-      return {
-        a: new SqliteIdentityStore(c0, seeds),
-        b: new SqliteIdentityStore(c1, seeds),
-        keyless: new SqliteIdentityStore(c1),
-        async exec(query, params = []) {
-          c0.sqlite.prepare(query).run(...params);
-        },
-        async rows<T>(query: string, params: unknown[] = []) {
-          return c0.sqlite.prepare(query).all(...params) as T[];
-        },
-      };
-    },
-    async close() {
-      for (const c of cores) await c.close();
-      cores = [];
-      rmSync(dir, { recursive: true, force: true });
-    },
-    async stop() {},
-  };
-}
-
-function postgresBackend(): Backend {
-  let drop: (() => Promise<void>) | null = null;
-  let databases: PgDatabase[] = [];
-  const numbered = (query: string) => {
-    let n = 0;
-    return query.replace(/\?/g, () => `$${++n}`);
-  };
-  return {
-    name: 'postgres',
-    async start() {
-      const test = await createTestDatabase();
-      drop = test.drop;
-      // Opened at once: the two migrations meet at the advisory lock, as two gateways starting together do.
-      databases = await Promise.all([PgDatabase.open(test.url), PgDatabase.open(test.url)]);
-    },
-    async open(seeds) {
-      const [d0, d1] = databases as [PgDatabase, PgDatabase];
-      await d0.pool.query(`TRUNCATE ${[...IDENTITY_TABLES, ...CORE_TABLES].join(', ')} CASCADE`);
-      return {
-        a: new PgIdentityStore(d0, seeds),
-        b: new PgIdentityStore(d1, seeds),
-        keyless: new PgIdentityStore(d1),
-        async exec(query, params = []) {
-          await d0.pool.query(numbered(query), params);
-        },
-        async rows<T>(query: string, params: unknown[] = []) {
-          return (await d0.pool.query(numbered(query), params)).rows as T[];
-        },
-      };
-    },
-    async close() {},
-    async stop() {
-      for (const d of databases) await d.close();
-      databases = [];
-      await drop?.();
-    },
-  };
-}
+const seeds = new TotpSeedCipher(randomBytes(32));
+const backends = twoInstanceBackends<Pair>({
+  sqlite: (core) => ({ store: new SqliteIdentityStore(core, seeds), keyless: new SqliteIdentityStore(core) }),
+  postgres: (database) => ({ store: new PgIdentityStore(database, seeds), keyless: new PgIdentityStore(database) }),
+  truncate: [...IDENTITY_TABLES, ...CORE_TABLES],
+});
 
 const T0 = Date.UTC(2026, 0, 1);
 const at = (ms = 0) => new Date(T0 + ms).toISOString();
@@ -175,18 +96,19 @@ const password = (step = 100) => ({
 
 const n = (v: unknown) => Number(v);
 
-describe.each([sqliteBackend(), postgresBackend()])('identity store on $name', (backend) => {
-  let s: Instances;
+describe.each(backends)('identity store on $name', (backend) => {
+  let s: TwoInstances<Pair>;
   let a: IdentityStore;
   let b: IdentityStore;
-  const seeds = new TotpSeedCipher(randomBytes(32));
+  let keyless: IdentityStore;
 
   beforeAll(() => backend.start(), 60_000);
   afterAll(() => backend.stop());
   beforeEach(async () => {
-    s = await backend.open(seeds);
-    a = s.a;
-    b = s.b;
+    s = await backend.open();
+    a = s.a.store;
+    b = s.b.store;
+    keyless = s.b.keyless;
     await s.exec('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [ACCOUNT, 'Acme', at()]);
     await s.exec('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', ['acc_2', 'Other', at()]);
     for (const [i, [user, role]] of [
@@ -431,13 +353,13 @@ describe.each([sqliteBackend(), postgresBackend()])('identity store on $name', (
     });
 
     test('a store without the seed key can neither write nor read a TOTP seed', async () => {
-      await expect(s.keyless.setPasswordAndTotp(MEMBER, password(), at(), event('password.set'))).rejects.toMatchObject(
-        { code: 'internal' },
-      );
+      await expect(keyless.setPasswordAndTotp(MEMBER, password(), at(), event('password.set'))).rejects.toMatchObject({
+        code: 'internal',
+      });
       await a.setPasswordAndTotp(MEMBER, password(), at(), event('password.set'));
-      await expect(s.keyless.getTotp(MEMBER)).rejects.toMatchObject({ code: 'internal' });
+      await expect(keyless.getTotp(MEMBER)).rejects.toMatchObject({ code: 'internal' });
       // Not needing the seed, the rest still works.
-      expect((await s.keyless.getPassword(MEMBER))?.passwordHash).toBe('$argon2id$fake');
+      expect((await keyless.getPassword(MEMBER))?.passwordHash).toBe('$argon2id$fake');
     });
 
     test('a plaintext seed left by an older process is answered and sealed on first read', async () => {
