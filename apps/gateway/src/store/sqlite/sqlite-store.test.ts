@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,44 +18,7 @@ function fresh(): string {
 
 const here = import.meta.dirname;
 
-/** A separate process that waits for `at` (epoch ms), then opens the store (all domains) and bootstraps. */
-function openerAt(file: string, at: number): Promise<{ code: number | null; out: string }> {
-  const script = `
-    const { SqliteStore } = await import(${JSON.stringify(resolve(here, 'sqlite-store.ts'))});
-    const { SqliteIdentityStore } = await import(${JSON.stringify(resolve(here, 'sqlite-identity-store.ts'))});
-    const { SqliteOAuthStore } = await import(${JSON.stringify(resolve(here, 'sqlite-oauth-store.ts'))});
-    const { SqliteApprovalStore } = await import(${JSON.stringify(resolve(here, 'sqlite-approval-store.ts'))});
-    while (Date.now() < ${at}) {}
-    const s = new SqliteStore(${JSON.stringify(file)});
-    new SqliteIdentityStore(s); new SqliteOAuthStore(s); new SqliteApprovalStore(s);
-    const b = await s.bootstrap(new Date().toISOString());
-    console.log(b.account.id);
-    await s.close();
-  `;
-  return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.on('exit', (code) => done({ code, out }));
-  });
-}
-
-test('processes opening one fresh database at the same moment all migrate it and agree on one account', async () => {
-  for (let round = 0; round < 3; round++) {
-    const file = fresh();
-    const at = Date.now() + 4_000;
-    const results = await Promise.all([0, 1, 2].map(() => openerAt(file, at)));
-    for (const r of results) expect(r.code, r.out).toBe(0);
-    expect(new Set(results.map((r) => r.out.trim())).size).toBe(1);
-  }
-}, 90_000);
+// Races of first starts on one file run on both dialects in store/contract/core-store.contract.test.ts.
 
 /** A database as the first release left it: only the first core migration applied, rows written by hand. */
 function firstReleaseDatabase(file: string, fill: (db: Database.Database) => void): void {
