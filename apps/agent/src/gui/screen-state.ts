@@ -74,15 +74,16 @@ export async function readScreenState(x: X11Client): Promise<ScreenState> {
   const windows: TopWindow[] = [];
   for (const id of children) {
     const attributes = await x.windowAttributes(id).catch(() => null);
-    if (!attributes || attributes.mapState !== 2) continue;
+    if (attributes?.mapState !== 2) continue;
     const g = await x.geometry(id).catch(() => null);
     if (!g) continue;
-    const client = await clientWindow(x, id);
+    // A window that went away meanwhile (its client disconnected) is simply not listed.
+    const client = await clientWindow(x, id).catch(() => null);
     const [app, next] = client ? nulTerminated(client.wmClass) : ['', 0];
     const [appClass] = client ? nulTerminated(client.wmClass, next) : [''];
     windows.push({
       id,
-      title: client ? await titleOf(x, client.window) : '',
+      title: client ? await titleOf(x, client.window).catch(() => '') : '',
       app,
       appClass,
       x: g.x,
