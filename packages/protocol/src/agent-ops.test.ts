@@ -42,6 +42,8 @@ describe('the agent op registry', () => {
         'delete_path',
         'git_status',
         'git_diff',
+        'gui_observe',
+        'gui_act',
         'transfer_send',
         'transfer_receive',
         'tunnel_connect',
