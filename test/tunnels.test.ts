@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { encodeDataFrame } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WebSocket } from 'ws';
 import { asPerson, TestAccount, type TestPerson } from './support/approvals';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
-import { CliProcess, removeDir, tempDir, waitFor } from './support/processes';
+import { CliProcess, freePort, removeDir, tempDir, waitFor } from './support/processes';
 import { RogueGateway } from './support/rogue-gateway';
 
 interface TunnelOut {
@@ -357,6 +358,55 @@ describe('tunnels through a real gateway and agent', () => {
     expect(peak - before).toBeLessThan(48 * 1024 * 1024);
     await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
   }, 90_000);
+
+  test('letkite tunnel open forwards a local port to the machine’s service, with the token from a 0600 file', async () => {
+    const dir = tempDir('tunnel-cli');
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, `${token.token}\n`, { mode: 0o600 });
+    const local = await freePort();
+    const cli = new CliProcess(
+      ['tunnel', 'open', 'alpha', `127.0.0.1:${echo.port}`, '--local', String(local), '--token-file', tokenFile],
+      { LETKITE_URL: gw.url },
+    );
+    try {
+      const [line] = await cli.waitForOutput(/forwarding \S+ to .* \(tunnel (tun_[\w-]+)/, 60_000);
+      const id = /tunnel (tun_[\w-]+)/.exec(line)?.[1] as string;
+      expect(await echoThrough(local, 'through the laptop')).toBe('through the laptop');
+      const big = 'x'.repeat(3 * 1024 * 1024);
+      expect((await echoThrough(local, big)).length).toBe(big.length);
+      await cli.stop();
+      const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
+      expect(list.data.tunnels.map((t) => t.tunnel_id)).not.toContain(id);
+    } finally {
+      await cli.stop();
+      removeDir(dir);
+    }
+  }, 90_000);
+
+  test('the tunnel socket answers only the credential that opened the tunnel', async () => {
+    const r = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'alpha',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    const other = await account.token(owner.userId, policy([`127.0.0.1:${echo.port}`]));
+    const status = (bearer: string | null) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/tunnels/${r.data.tunnel_id}/connect`, {
+          headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
+        });
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.once('error', () => resolve(-1));
+      });
+    expect(await status(null)).toBe(401);
+    expect(await status(other.token)).toBe(404);
+    expect(await status(token.token)).toBe(101);
+    await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
+  });
 
   test('tunnels close when their machine goes offline', async () => {
     const r = await callTool<TunnelOut>(client, 'tunnel_open', {

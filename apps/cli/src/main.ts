@@ -18,6 +18,8 @@ usage:
                                                      file or LETKITE_URL/LETKITE_TOKEN, never the command line)
   letkite rules check --policy FILE [--confirm] [--jsonl] [--exit-code] [-- COMMAND]
                                                      judge a command (or one per stdin line) with a policy
+  letkite tunnel open MACHINE HOST:PORT --local PORT [--token-file FILE]
+                                                     forward a local port to HOST:PORT as seen from MACHINE
 `;
 
 type Command = (args: string[], io: CliIo) => Promise<number>;
@@ -52,6 +54,7 @@ const commands: Record<string, Command> = {
   ceiling,
   rules,
   mcp: async (args, io) => (await import('./commands/mcp')).mcp(args, io),
+  tunnel: async (args, io) => (await import('./commands/tunnel')).tunnel(args, io),
 };
 
 /** Runs one CLI invocation and returns its exit code (0 ok, 1 failed, 2 usage or invalid input). */

@@ -31,6 +31,7 @@ import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { openOAuthStore } from './oauth/open-oauth-store';
+import { mcpResource } from './oauth/tokens';
 import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
@@ -40,6 +41,7 @@ import type { Account, Store, User } from './store/types';
 import { openTransferStore } from './transfers/open-transfer-store';
 import { credentialLiveCheck } from './tunnels/credential-live';
 import { TunnelRegistry } from './tunnels/tunnel-registry';
+import { handleTunnelSocket, tunnelSocketId } from './tunnels/tunnel-socket';
 import { GATEWAY_VERSION } from './version';
 
 export interface RunningGateway {
@@ -246,8 +248,19 @@ export async function startGateway(
   // Frames over the limit make ws close the socket with 1009; only that agent is affected.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const admission = new HandshakeAdmission(config.agentHandshakes);
+  // `letkite tunnel open`: one TCP connection of a tunnel per WebSocket (tunnels/tunnel-socket.ts).
+  const tunnelWss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (req, socket, head) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const tunnelId = tunnelSocketId(path);
+    if (tunnelId !== null && !draining) {
+      void handleTunnelSocket(req, socket, head, tunnelId, {
+        registry: tunnels,
+        wss: tunnelWss,
+        bearer: () => ({ store, identity, oauth: oauth.store, now: now(), resource: mcpResource(publicUrl) }),
+      });
+      return;
+    }
     if (path !== AGENT_WS_PATH || draining) {
       socket.destroy();
       return;
@@ -295,6 +308,7 @@ export async function startGateway(
     await tunnels.closeAll();
     await hub.close();
     for (const client of wss.clients) client.terminate();
+    for (const client of tunnelWss.clients) client.terminate();
     wss.close();
     if ('closeAllConnections' in server) server.closeAllConnections();
     await stopped;
