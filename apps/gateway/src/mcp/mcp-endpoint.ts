@@ -3,6 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  CancelledNotificationSchema,
   CompleteRequestSchema,
   ElicitResultSchema,
   type InitializeRequest,
@@ -38,6 +39,13 @@ import { type CallToolResult, errorResult, publishedTool, runTool, type ToolHand
 export const CREDENTIAL_REVOKED_TOPIC = 'credential.revoked';
 /** Coordination topic: a person's sessions were closed (`user_id`, `account_id` or null for every account). */
 export const USER_SESSIONS_CLOSED_TOPIC = 'user.sessions-closed';
+/**
+ * Coordination topic: a client cancelled one of its requests (`session_id`, `request_id`). Each request has its own
+ * throw-away server, so the `notifications/cancelled` arrives on another one (on any gateway of the cluster) than
+ * the call it cancels: it is announced, and the gateway running the call aborts it, which stops the agent's process
+ * wherever its socket is held (docs/design/cluster.md).
+ */
+export const MCP_REQUEST_CANCELLED_TOPIC = 'mcp.request-cancelled';
 
 /** How long a session may go without a request before it answers 404 (LETKITE_MCP_SESSION_IDLE_MS). */
 export const DEFAULT_MCP_SESSION_IDLE_MS = 24 * 3_600_000;
@@ -172,6 +180,8 @@ export class McpEndpoint {
   readonly legacySse: LegacySseEndpoint;
   /** Transports of this gateway waiting for a client's answer to a request we sent (an elicitation), by session. */
   private readonly awaitingAnswers = new Map<string, Set<WebStandardStreamableHTTPServerTransport>>();
+  /** Tool calls running here that a client may cancel, by session id and JSON-RPC request id. */
+  private readonly cancellableRequests = new Map<string, AbortController>();
 
   constructor(
     private readonly deps: GatewayDeps,
@@ -196,6 +206,12 @@ export class McpEndpoint {
           c.userId === p.user_id && (accountId === null || c.accountId === accountId);
         this.abortRunning(match);
         this.legacySse.closeWhere(match);
+      }),
+      events.subscribe(MCP_REQUEST_CANCELLED_TOPIC, (p: EventPayload) => {
+        if (typeof p.session_id !== 'string' || typeof p.request_id !== 'string') return;
+        this.cancellableRequests
+          .get(`${p.session_id} ${p.request_id}`)
+          ?.abort(new LetKiteError('timeout', 'the client cancelled the request'));
       }),
     ];
   }
@@ -347,6 +363,26 @@ export class McpEndpoint {
     return [...waiting][waiting.size - 1] ?? null;
   }
 
+  /**
+   * Runs one request so that a `notifications/cancelled` for it, received by any gateway, aborts it: `run` gets the
+   * SDK's extra with a signal that also fires on the announced cancellation. The session id scopes the request id,
+   * and a session is bound to one credential, so a client can only cancel its own calls.
+   */
+  private async cancellable<E extends { signal: AbortSignal; requestId: string | number }, T>(
+    sessionId: string,
+    extra: E,
+    run: (extra: E) => Promise<T>,
+  ): Promise<T> {
+    const key = `${sessionId} ${String(extra.requestId)}`;
+    const cancel = new AbortController();
+    this.cancellableRequests.set(key, cancel);
+    try {
+      return await run({ ...extra, signal: AbortSignal.any([extra.signal, cancel.signal]) });
+    } finally {
+      if (this.cancellableRequests.get(key) === cancel) this.cancellableRequests.delete(key);
+    }
+  }
+
   private abortRunning(matches: (c: RunningCall) => boolean): void {
     for (const call of this.running) {
       if (!matches(call)) continue;
@@ -461,59 +497,69 @@ export class McpEndpoint {
         this.running.delete(call);
       }
     };
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
-      const progressToken = req.params._meta?.progressToken;
-      const progress = async (value: number, total?: number, message?: string) => {
-        if (progressToken === undefined) return;
-        await extra.sendNotification({
-          method: 'notifications/progress',
-          params: {
-            progressToken,
-            progress: value,
-            ...(total === undefined ? {} : { total }),
-            ...(message ? { message } : {}),
-          },
-        });
-      };
-      const log = sessionLogger(this.facts.get(session.id).logLevel, (n) => extra.sendNotification(n));
-      const started = performance.now();
-      const tool = req.params.name;
-      await log('debug', { event: 'tool_call', tool });
-      let result = await invoke(tool, req.params.arguments, extra.signal, progress);
-      if (isPendingAnswer(result) && this.facts.get(session.id).elicitationUrl) {
-        // The client can show a URL: it is sent the approval page and the call waits for the decision there.
-        io.awaitAnswers?.(true);
-        try {
-          const decided = await approveThroughClient({
-            deps: this.deps,
-            principal,
-            pending: result.structuredContent,
-            signal: extra.signal,
-            progress,
-            elicit: (params) =>
-              extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
-                signal: extra.signal,
-                timeout: 24 * 3_600_000,
-              }),
-            notify: (n) => extra.sendNotification(n),
-          });
-          await log('info', { event: 'approval', tool, status: decided });
-          if (decided === 'approved' || decided === 'denied') {
-            result = await invoke(tool, req.params.arguments, extra.signal, progress);
-          }
-        } finally {
-          io.awaitAnswers?.(false);
-        }
-      }
-      const outcome = outcomeOf(result);
-      await log(levelOfOutcome(outcome), {
-        event: 'tool_result',
-        tool,
-        outcome,
-        duration_ms: Math.round(performance.now() - started),
+    // A client's cancellation arrives on a request of its own: announced to every gateway (see the topic).
+    server.setNotificationHandler(CancelledNotificationSchema, async (n) => {
+      if (n.params.requestId === undefined) return;
+      await this.deps.coordination.events.publish(MCP_REQUEST_CANCELLED_TOPIC, {
+        session_id: session.id,
+        request_id: String(n.params.requestId),
       });
-      return result;
     });
+    server.setRequestHandler(CallToolRequestSchema, (req, sdkExtra) =>
+      this.cancellable(session.id, sdkExtra, async (extra) => {
+        const progressToken = req.params._meta?.progressToken;
+        const progress = async (value: number, total?: number, message?: string) => {
+          if (progressToken === undefined) return;
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: {
+              progressToken,
+              progress: value,
+              ...(total === undefined ? {} : { total }),
+              ...(message ? { message } : {}),
+            },
+          });
+        };
+        const log = sessionLogger(this.facts.get(session.id).logLevel, (n) => extra.sendNotification(n));
+        const started = performance.now();
+        const tool = req.params.name;
+        await log('debug', { event: 'tool_call', tool });
+        let result = await invoke(tool, req.params.arguments, extra.signal, progress);
+        if (isPendingAnswer(result) && this.facts.get(session.id).elicitationUrl) {
+          // The client can show a URL: it is sent the approval page and the call waits for the decision there.
+          io.awaitAnswers?.(true);
+          try {
+            const decided = await approveThroughClient({
+              deps: this.deps,
+              principal,
+              pending: result.structuredContent,
+              signal: extra.signal,
+              progress,
+              elicit: (params) =>
+                extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
+                  signal: extra.signal,
+                  timeout: 24 * 3_600_000,
+                }),
+              notify: (n) => extra.sendNotification(n),
+            });
+            await log('info', { event: 'approval', tool, status: decided });
+            if (decided === 'approved' || decided === 'denied') {
+              result = await invoke(tool, req.params.arguments, extra.signal, progress);
+            }
+          } finally {
+            io.awaitAnswers?.(false);
+          }
+        }
+        const outcome = outcomeOf(result);
+        await log(levelOfOutcome(outcome), {
+          event: 'tool_result',
+          tool,
+          outcome,
+          duration_ms: Math.round(performance.now() - started),
+        });
+        return result;
+      }),
+    );
     const resourceContext = (signal: AbortSignal) => ({
       deps: this.deps,
       principal,
