@@ -269,7 +269,7 @@ describe('policies REST API', () => {
     expect(initial.settings).toMatchObject({
       mcp_http: true,
       stdio_bridge: true,
-      legacy_sse: true,
+      legacy_sse: false,
       disabled_tool_groups: [],
     });
     const off = AccountSettingsResponse.parse(
@@ -277,9 +277,9 @@ describe('policies REST API', () => {
     );
     expect(off.settings).toMatchObject({ mcp_http: false, stdio_bridge: true, disabled_tool_groups: ['screen'] });
     const later = AccountSettingsResponse.parse(
-      (await call('PUT', '/api/account/settings', { legacy_sse: false })).body,
+      (await call('PUT', '/api/account/settings', { legacy_sse: true })).body,
     );
-    expect(later.settings).toMatchObject({ mcp_http: false, legacy_sse: false, disabled_tool_groups: ['screen'] });
+    expect(later.settings).toMatchObject({ mcp_http: false, legacy_sse: true, disabled_tool_groups: ['screen'] });
     const bad = await call('PUT', '/api/account/settings', { disabled_tool_groups: ['lasers'] });
     expect(bad.body.error.code).toBe('invalid_params');
     const unknownKey = await call('PUT', '/api/account/settings', { mcp: false });

@@ -44,11 +44,14 @@ export interface AccountSettings {
   updatedBy: string | null;
 }
 
-/** The switches of an account that never changed them: everything on, as before switches existed. */
+/**
+ * The switches of an account that never changed them: everything on, as before switches existed — except the
+ * legacy HTTP+SSE transport, which an owner turns on only for a client that needs it (issue #15).
+ */
 export const DEFAULT_ACCOUNT_SETTINGS: AccountSettings = Object.freeze({
   mcpHttp: true,
   stdioBridge: true,
-  legacySse: true,
+  legacySse: false,
   disabledToolGroups: [],
   updatedAt: null,
   updatedBy: null,
