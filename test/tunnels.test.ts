@@ -286,6 +286,29 @@ describe('tunnels through a real gateway and agent', () => {
     }
   });
 
+  test('a policy that lists tunnel_open under approval.tools makes it wait for a human', async () => {
+    const gated = await account.token(owner.userId, {
+      ...policy([`127.0.0.1:${echo.port}`]),
+      approval: { tools: ['tunnel_open'], approvers: 'any_admin', timeout: '10m' },
+    });
+    const ai = await mcpClient(gw.url, gated.token);
+    try {
+      const before = await callTool<{ tunnels: TunnelOut[] }>(ai, 'tunnels_list', {});
+      const r = await callTool<{ status: string; approval_id: string }>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `127.0.0.1:${echo.port}`,
+        kind: 'tcp',
+      });
+      expect(r.error).toBeUndefined();
+      expect(r.data.status).toBe('pending_approval');
+      expect(r.data.approval_id).toBeTruthy();
+      const list = await callTool<{ tunnels: TunnelOut[] }>(ai, 'tunnels_list', {});
+      expect(list.data.tunnels.length).toBe(before.data.tunnels.length);
+    } finally {
+      await ai.close();
+    }
+  });
+
   test('a live tunnel closes at its expiry', async () => {
     const r = await callTool<TunnelOut>(client, 'tunnel_open', {
       machine: 'alpha',
