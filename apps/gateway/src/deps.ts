@@ -9,6 +9,7 @@ import type { PolicyStore } from './store/policy-store';
 import type { Store } from './store/types';
 import type { TransferStore } from './transfers/transfer-store';
 import type { TunnelRegistry } from './tunnels/tunnel-registry';
+import type { MachineNetworkStore } from './wake/machine-network-store';
 
 /** Everything the gateway's operations need, built once by the composition root (main.ts). */
 export interface GatewayDeps {
@@ -37,4 +38,6 @@ export interface GatewayDeps {
   metrics?: GatewayMetrics;
   /** The tunnels this gateway process holds (tunnel_open, /t/<id>/, tcp listeners); absent: tunnels unsupported. */
   tunnels?: TunnelRegistry;
+  /** Machines' reported interfaces for Wake-on-LAN (wake_node); absent: wake_node answers unsupported. */
+  machineNetworks?: MachineNetworkStore;
 }

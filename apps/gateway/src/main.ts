@@ -43,6 +43,7 @@ import { credentialLiveCheck } from './tunnels/credential-live';
 import { TunnelRegistry } from './tunnels/tunnel-registry';
 import { handleTunnelSocket, tunnelSocketId } from './tunnels/tunnel-socket';
 import { GATEWAY_VERSION } from './version';
+import { openMachineNetworkStore } from './wake/open-machine-network-store';
 
 export interface RunningGateway {
   url: string;
@@ -89,6 +90,7 @@ export async function startGateway(
   const identity = openIdentityStore(store, { secretKey });
   const policies = openPolicyStore(store);
   const transfers = openTransferStore(store);
+  const machineNetworks = openMachineNetworkStore(store);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   log(`gateway ${config.gatewayId} (${config.mode} mode)`);
   // Cluster mode: calls for machines another gateway holds go there over NATS (docs/design/cluster.md).
@@ -164,6 +166,7 @@ export async function startGateway(
     version: GATEWAY_VERSION,
     gatewayIdentity,
     metrics,
+    machineNetworks,
   };
   const mcp = new McpEndpoint(deps, toolHandlers, { idleMs: config.mcpSessionIdleMs });
   // Sessions closed or idle for a week are forgotten, by one gateway of the cluster.
@@ -274,6 +277,7 @@ export async function startGateway(
     wss.handleUpgrade(req, socket, head, (ws) =>
       handleAgentSocket(ws, {
         store,
+        machineNetworks,
         hub,
         now,
         log,

@@ -47,6 +47,7 @@ describe('the agent op registry', () => {
         'transfer_send',
         'transfer_receive',
         'tunnel_connect',
+        'wake_send',
       ].sort(),
     );
   });

@@ -31,6 +31,7 @@ import {
 } from './ops-terminals';
 import { TransferReceiveParams, TransferSendParams, TransferSideResult } from './ops-transfer';
 import { TunnelConnectParams, TunnelConnectResult } from './ops-tunnel';
+import { WakeSendParams, WakeSendResult } from './ops-wake';
 
 /**
  * How an op talks besides its one answer. `call`: request, then `response` or `error`. `chunks`: output arrives
@@ -82,6 +83,7 @@ export const agentOps = {
   transfer_send: op(TransferSendParams, TransferSideResult, 'stream'),
   transfer_receive: op(TransferReceiveParams, TransferSideResult, 'stream'),
   tunnel_connect: op(TunnelConnectParams, TunnelConnectResult, 'stream'),
+  wake_send: op(WakeSendParams, WakeSendResult, 'call'),
 } as const satisfies Record<string, AgentOpSpec>;
 
 type Registry = typeof agentOps;

@@ -167,6 +167,22 @@ export {
   tunnelKinds,
 } from './ops-tunnel';
 export {
+  Ipv4Address,
+  ipv4Broadcast,
+  ipv4InSubnet,
+  ipv4Network,
+  MAGIC_PACKET_BYTES,
+  MacAddress,
+  magicPacket,
+  NetworkInterfaceReport,
+  NetworkReport,
+  normalizeMac,
+  WAKE_PORT,
+  WakeSendParams,
+  WakeSendResult,
+  wakeToolNames,
+} from './ops-wake';
+export {
   APPROVAL_WAIT_MAX_S,
   ApprovalWaitStatus,
   approvalWait,
@@ -240,3 +256,4 @@ export {
   tunnelTools,
 } from './tools/tunnels';
 export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';
+export { wakeDevice, wakeDeviceInput, wakeNode, wakeNodeInput, wakeTools } from './tools/wake';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApprovalProof } from './approval-proof';
 import { ErrorPayload } from './errors';
 import { TransferEntry } from './ops-transfer';
+import { NetworkReport } from './ops-wake';
 
 /**
  * Gateway↔agent frames. Every frame is one JSON text message (≤ MAX_FRAME_BYTES) and one member of these
@@ -30,6 +31,11 @@ export const AgentInfo = z.object({
   arch: z.string().max(32),
   version: z.string().max(64),
   protocol: z.number().int(),
+  /**
+   * The machine's interfaces (MAC, IPv4 subnets) for Wake-on-LAN (ops-wake.ts); absent from older agents. A
+   * report that does not parse is dropped rather than refusing the connection.
+   */
+  network: NetworkReport.optional().catch(undefined),
 });
 export type AgentInfo = z.infer<typeof AgentInfo>;
 

@@ -17,6 +17,7 @@ import type { StatefulOps } from '../session-ops';
 import { runTransferOp, type TempJournal, type TransferOpName } from '../transfers';
 import { tunnelConnect } from '../tunnels';
 import { sendChunks } from './send-chunks';
+import { wakeSend } from './wake-send';
 
 /** One request as a handler gets it: params already parsed against the op's schema in the protocol registry. */
 export interface OpRequest<K extends AgentOp> {
@@ -95,6 +96,7 @@ export function opHandlers({ stateful, transfers, screen }: OpDeps): OpHandlers 
     transfer_receive: transferOp(transfers),
     tunnel_connect: (r) =>
       tunnelConnect(r.params, r.context, r.ceiling, { id: r.id, send: r.send, stream: r.stream, signal: r.signal }),
+    wake_send: (r) => wakeSend(r.params, r.context, r.ceiling),
   };
 }
 

@@ -2,6 +2,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { AgentFrame, agentAuthText, decodeDataFragments, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { RawData, WebSocket } from 'ws';
 import type { Store } from '../store/types';
+import type { MachineNetworkStore } from '../wake/machine-network-store';
 import { AgentSession, newNonce } from './agent-session';
 import type { GatewayIdentity } from './gateway-identity';
 
@@ -14,6 +15,8 @@ export interface SocketRegistry {
 export interface AgentEndpointDeps {
   store: Store;
   hub: SocketRegistry;
+  /** Where the interfaces an agent reports on connect go (Wake-on-LAN); absent: not kept. */
+  machineNetworks?: MachineNetworkStore;
   /** Cluster mode: the live gateways' public URLs, named in the welcome (gateway-registry.ts). */
   gateways?: () => readonly string[];
   now: () => Date;
@@ -193,6 +196,17 @@ export function handleAgentSocket(ws: WebSocket, deps: AgentEndpointDeps): void 
     };
     let seenWrittenAt = deps.now().getTime();
     await deps.store.recordAgentSeen(machine.id, { ...seen, at: new Date(seenWrittenAt).toISOString() });
+    if (frame.info.network && deps.machineNetworks) {
+      // Untrusted like the rest of the info: only ever used as a MAC to put in a magic packet and subnets to match.
+      await deps.machineNetworks
+        .record({
+          machineId: machine.id,
+          accountId: machine.accountId,
+          network: frame.info.network,
+          reportedAt: new Date(seenWrittenAt).toISOString(),
+        })
+        .catch((err: unknown) => deps.log(`recording the network of ${machine.id} failed: ${String(err)}`));
+    }
     const seenEvery = seenWriteIntervalMs(deps.heartbeatMs);
     ws.on('pong', () => {
       const at = deps.now().getTime();

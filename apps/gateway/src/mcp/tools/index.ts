@@ -23,6 +23,7 @@ import {
 } from './terminals';
 import { copyBetweenHostsHandler, transferStartHandler, transferStatusHandler } from './transfers';
 import { tunnelCloseHandler, tunnelOpenHandler, tunnelsListHandler } from './tunnels';
+import { wakeDeviceHandler, wakeNodeHandler } from './wake';
 
 /** Every MCP tool the gateway serves, in the order tools/list shows them. */
 export const toolHandlers: readonly ToolHandler[] = [
@@ -53,5 +54,7 @@ export const toolHandlers: readonly ToolHandler[] = [
   tunnelsListHandler,
   guiObserveHandler,
   guiActHandler,
+  wakeNodeHandler,
+  wakeDeviceHandler,
   approvalWaitHandler,
 ];

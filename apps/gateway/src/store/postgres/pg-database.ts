@@ -24,6 +24,7 @@ export const PG_DOMAINS: readonly { folder: string; table: string }[] = [
   { folder: 'pg-policies', table: '__drizzle_migrations_policies' },
   { folder: 'pg-mcp-sessions', table: '__drizzle_migrations_mcp_sessions' },
   { folder: 'pg-transfers', table: '__drizzle_migrations_transfers' },
+  { folder: 'pg-wake', table: '__drizzle_migrations_wake' },
 ];
 
 export type PgDb = NodePgDatabase<Record<string, never>>;
