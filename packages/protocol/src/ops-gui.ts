@@ -18,40 +18,52 @@ export const MouseButton = z.enum(mouseButtons);
 /** Pointer actions may name a window: their x/y are then relative to its top-left corner. */
 const onWindow = WindowId.optional().describe('When given, x and y are relative to this window (gui_observe id).');
 
-export const ClickAction = z.strictObject({
-  type: z.literal('click'),
-  x: coord,
-  y: coord,
-  button: MouseButton.default('left'),
-  double: z.boolean().optional().describe('Two clicks in a row.'),
-  window: onWindow,
-});
-export const MoveAction = z.strictObject({ type: z.literal('move'), x: coord, y: coord, window: onWindow });
-export const ScrollAction = z.strictObject({
-  type: z.literal('scroll'),
-  x: coord,
-  y: coord,
-  /** Wheel steps: positive scrolls down (dy) or right (dx). */
-  dy: z.number().int().min(-50).max(50).default(0),
-  dx: z.number().int().min(-50).max(50).default(0),
-  window: onWindow,
-});
-export const TypeAction = z.strictObject({
-  type: z.literal('type'),
-  text: z.string().min(1).max(10_000).describe('Typed into the window that has the keyboard focus.'),
-});
-export const KeyAction = z.strictObject({
-  type: z.literal('key'),
-  keys: z
-    .string()
-    .min(1)
-    .max(200)
-    .describe('Key combinations separated by spaces, e.g. "ctrl+a BackSpace Return" (X keysym names).'),
-});
-export const WaitAction = z.strictObject({
-  type: z.literal('wait'),
-  ms: z.number().int().min(1).max(5000).describe('Pause before the next action (the application catches up).'),
-});
+export const ClickAction = z
+  .strictObject({
+    type: z.literal('click'),
+    x: coord,
+    y: coord,
+    button: MouseButton.default('left'),
+    double: z.boolean().optional().describe('Two clicks in a row.'),
+    window: onWindow,
+  })
+  .describe('Move the pointer to x, y and click there.');
+export const MoveAction = z
+  .strictObject({ type: z.literal('move'), x: coord, y: coord, window: onWindow })
+  .describe('Move the pointer to x, y.');
+export const ScrollAction = z
+  .strictObject({
+    type: z.literal('scroll'),
+    x: coord,
+    y: coord,
+    /** Wheel steps: positive scrolls down (dy) or right (dx). */
+    dy: z.number().int().min(-50).max(50).default(0),
+    dx: z.number().int().min(-50).max(50).default(0),
+    window: onWindow,
+  })
+  .describe('Turn the mouse wheel with the pointer at x, y.');
+export const TypeAction = z
+  .strictObject({
+    type: z.literal('type'),
+    text: z.string().min(1).max(10_000).describe('Typed into the window that has the keyboard focus.'),
+  })
+  .describe('Type text (newline: Return, tab: Tab).');
+export const KeyAction = z
+  .strictObject({
+    type: z.literal('key'),
+    keys: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('Key combinations separated by spaces, e.g. "ctrl+a BackSpace Return" (X keysym names).'),
+  })
+  .describe('Press keys or key combinations.');
+export const WaitAction = z
+  .strictObject({
+    type: z.literal('wait'),
+    ms: z.number().int().min(1).max(5000).describe('Pause before the next action (the application catches up).'),
+  })
+  .describe('Wait before the next action.');
 
 export const GuiAction = z.discriminatedUnion('type', [
   ClickAction,

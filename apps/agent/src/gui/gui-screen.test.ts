@@ -113,6 +113,37 @@ describe.skipIf(!canRun)('the screen under a real Xvfb', () => {
     expect(nonBlackPixels(image, { x: 100, y: 100, width: 320, height: 120 })).toBe(320 * 120);
   });
 
+  test('observe one window: the image is that window only; an unknown id is not_found', async () => {
+    const all = await observe(ceilingWith({}));
+    const form = all.result.windows.find((c) => c.app_class === 'Lkform');
+    const { result, image } = await observe(ceilingWith({}), {}, { window: form?.id });
+    expect(result.image).toEqual({ x: 100, y: 100, width: 320, height: 120 });
+    expect(image).toMatchObject({ width: 320, height: 120 });
+    expect(await codeOf(observe(ceilingWith({}), {}, { window: 0x7ffffff }))).toBe('not_found');
+  });
+
+  test('act: scroll, a double click and a right click on the form are carried out', async () => {
+    const r = await screen.act(
+      {
+        actions: [
+          { type: 'scroll', x: 150, y: 200, dy: 3, dx: -1 },
+          { type: 'click', x: 150, y: 200, double: true },
+          {
+            type: 'click',
+            x: 10,
+            y: 10,
+            button: 'right',
+            window: (await observe(ceilingWith({}))).result.windows[0]?.id,
+          },
+        ],
+      },
+      { policy: policy({ gui_apps: ['Lkform'] }) },
+      ceilingWith({}),
+      new AbortController().signal,
+    );
+    expect(r).toEqual({ performed: 3, pointer: { x: 110, y: 110 } });
+  });
+
   test('observe: with gui_apps naming another app the form is blacked out and not listed', async () => {
     const { result, image } = await observe(ceilingWith({ gui_apps: ['xterm'] }));
     expect(result.windows).toEqual([]);

@@ -119,13 +119,22 @@ export class X11Client {
   /** Connects to a local display (":N") with the cookie from `xauthority` when the server wants one. */
   static async connect(display: string, options: { xauthority?: string; hostname: string }): Promise<X11Client> {
     const number = localDisplayNumber(display);
-    const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(`/tmp/.X11-unix/X${number}`);
-      s.once('connect', () => resolve(s));
-      s.once('error', (err) =>
-        reject(new LetKiteError('unsupported', `cannot reach the X11 display "${display}": ${err.message}`)),
-      );
-    });
+    const open = (path: string) =>
+      new Promise<Socket>((resolve, reject) => {
+        const s = connect(path);
+        s.once('connect', () => resolve(s));
+        s.once('error', reject);
+      });
+    // The socket file, else the same name in the abstract namespace (servers whose /tmp socket is not visible here).
+    const path = `/tmp/.X11-unix/X${number}`;
+    const socket = await open(path)
+      .catch(() => open(`\0${path}`))
+      .catch((err: Error) => {
+        throw new LetKiteError('unsupported', `cannot reach the X11 display "${display}": ${err.message}`, {
+          layer: 'agent',
+          key: 'DISPLAY',
+        });
+      });
     const client = new X11Client(socket);
     try {
       await client.handshake(xauthCookie(options.xauthority, number, options.hostname));
