@@ -146,7 +146,7 @@ function pump(
                 : undefined,
             );
           });
-          if (last < 0) side.send({ type: 'credit', id: side.id, bytes: n });
+          if (last < 0 && n > 0) side.send({ type: 'credit', id: side.id, bytes: n });
           return;
         }
         case 'stream_end':

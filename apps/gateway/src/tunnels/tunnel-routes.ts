@@ -129,13 +129,17 @@ async function proxy(c: Context, deps: TunnelRouteDeps, registry: TunnelRegistry
     headers: forwardedHeaders(c.req.raw.headers, deps.publicUrl, tunnel.target),
     setHost: false,
   });
+  // A connection cut mid-way surfaces as the response stream's end; later errors must not go unhandled.
+  upstream.on('error', () => connection.destroy());
   const answered = new Promise<IncomingMessage>((resolve, reject) => {
     upstream.once('response', resolve);
     upstream.once('error', reject);
   });
   const body = c.req.raw.body;
   if (body && c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    Readable.fromWeb(body as NodeReadableStream<Uint8Array>).pipe(upstream);
+    const requestBody = Readable.fromWeb(body as NodeReadableStream<Uint8Array>);
+    requestBody.on('error', () => connection.destroy());
+    requestBody.pipe(upstream);
   } else {
     upstream.end();
   }
@@ -147,6 +151,7 @@ async function proxy(c: Context, deps: TunnelRouteDeps, registry: TunnelRegistry
     connection.destroy();
     throw new LetKiteError('not_found', `the service at ${tunnel.target} closed the connection without answering`);
   }
+  res.on('error', () => connection.destroy());
   res.once('close', () => connection.destroy());
   const status = res.statusCode ?? 502;
   const noBody = c.req.method === 'HEAD' || status === 204 || status === 304 || status < 200;
