@@ -106,6 +106,7 @@ export {
 } from './ops-files';
 export {
   ClickAction,
+  DragAction,
   GuiAction,
   GuiActParams,
   GuiActResult,

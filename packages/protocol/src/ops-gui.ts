@@ -42,6 +42,17 @@ export const ScrollAction = z
     window: onWindow,
   })
   .describe('Turn the mouse wheel with the pointer at x, y.');
+export const DragAction = z
+  .strictObject({
+    type: z.literal('drag'),
+    x: coord,
+    y: coord,
+    to_x: coord,
+    to_y: coord,
+    button: MouseButton.default('left'),
+    window: onWindow,
+  })
+  .describe('Press a button at x, y, move to to_x, to_y and release it there (both points are checked).');
 export const TypeAction = z
   .strictObject({
     type: z.literal('type'),
@@ -69,6 +80,7 @@ export const GuiAction = z.discriminatedUnion('type', [
   ClickAction,
   MoveAction,
   ScrollAction,
+  DragAction,
   TypeAction,
   KeyAction,
   WaitAction,

@@ -168,6 +168,32 @@ describe.skipIf(!canRun)('the screen under a real Xvfb', () => {
     await expect.poll(() => readFileSync(out(), 'utf8'), { timeout: 5000 }).toBe('Hello, X11! ä');
   });
 
+  test('act: a drag across the field selects its text, and typing replaces it', async () => {
+    const r = await screen.act(
+      {
+        actions: [
+          { type: 'drag', x: 390, y: 131, to_x: 123, to_y: 131 },
+          { type: 'type', text: 'Z' },
+        ],
+      },
+      { policy: policy({ gui_apps: ['Lkform'] }) },
+      ceilingWith({}),
+      new AbortController().signal,
+    );
+    expect(r.performed).toBe(2);
+    await expect.poll(() => readFileSync(out(), 'utf8'), { timeout: 5000 }).toBe('Z');
+    // A drag that ends outside the allowed windows is refused before the button goes down.
+    const code = await codeOf(
+      screen.act(
+        { actions: [{ type: 'drag', x: 390, y: 131, to_x: 5, to_y: 5 }] },
+        { policy: policy({ gui_apps: ['Lkform'] }) },
+        ceilingWith({}),
+        new AbortController().signal,
+      ),
+    );
+    expect(code).toBe('blocked_by_policy');
+  });
+
   test('act: the desktop is outside gui_apps: moving there and typing there are refused, and nothing is typed', async () => {
     const signal = new AbortController().signal;
     const onlyForm = { policy: policy({ gui_apps: ['Lkform'] }) };

@@ -253,6 +253,13 @@ function inject(input: XInput, state: ScreenState, access: ScreenAccess, action:
       if (action.dx !== 0) input.click(action.dx > 0 ? 7 : 6, Math.abs(action.dx));
       return;
     }
+    case 'drag': {
+      const from = pointTarget(state, access, action);
+      const to = pointTarget(state, access, { x: action.to_x, y: action.to_y, window: action.window });
+      const button = action.button === 'middle' ? 2 : action.button === 'right' ? 3 : 1;
+      input.drag(button, from, to);
+      return;
+    }
     case 'type':
       checkKeyboardTarget(state, access);
       input.type(action.text);

@@ -71,6 +71,17 @@ export class XInput {
     }
   }
 
+  /** Button down at `from`, motion in a few steps (so the application sees a drag), button up at `to`. */
+  drag(button: number, from: { x: number; y: number }, to: { x: number; y: number }): void {
+    this.move(from.x, from.y);
+    this.x.fakeInput(XEVENT.ButtonPress, button);
+    const steps = 8;
+    for (let i = 1; i <= steps; i++) {
+      this.move(Math.round(from.x + ((to.x - from.x) * i) / steps), Math.round(from.y + ((to.y - from.y) * i) / steps));
+    }
+    this.x.fakeInput(XEVENT.ButtonRelease, button);
+  }
+
   type(text: string): void {
     for (const ch of text) this.tap(keysymOfChar(ch));
   }

@@ -53,6 +53,9 @@ interface Pending {
 
 const pad4 = (n: number) => (4 - (n % 4)) % 4;
 
+/** How long one request may wait for its reply (and the connection setup for the server's answer). */
+const REPLY_TIMEOUT_MS = 15_000;
+
 /** ":0", ":0.0", "unix:0" → display number; anything naming another host (TCP) is refused. */
 export function localDisplayNumber(display: string): number {
   const m = /^(?:unix)?:(\d{1,4})(?:\.\d{1,3})?$/.exec(display);
@@ -174,6 +177,10 @@ export class X11Client {
       };
       this.socket.on('data', onData);
       this.socket.once('error', reject);
+      setTimeout(
+        () => reject(new LetKiteError('timeout', 'the X11 display did not answer the connection setup')),
+        REPLY_TIMEOUT_MS,
+      ).unref();
       this.socket.once('close', () => reject(new LetKiteError('unsupported', 'the X11 display closed the connection')));
     });
     if (setup[0] !== 1) {
@@ -277,7 +284,25 @@ export class X11Client {
 
   private request(opcode: number, data: number, body?: Buffer): Promise<Buffer> {
     const seq = this.send(opcode, data, body);
-    return new Promise((resolve, reject) => this.pending.set(seq, { resolve, reject }));
+    return new Promise((resolve, reject) => {
+      // A server that stops answering (another client holding a grab, a hung server) must not hold the screen
+      // tools forever: the call fails and the connection is dropped.
+      const timer = setTimeout(() => {
+        this.pending.delete(seq);
+        reject(new LetKiteError('timeout', `the X11 display did not answer within ${REPLY_TIMEOUT_MS / 1000} s`));
+        this.socket.destroy();
+      }, REPLY_TIMEOUT_MS);
+      this.pending.set(seq, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      });
+    });
   }
 
   /** A round trip: every request sent before it has been processed; rejects with an error one of them caused. */

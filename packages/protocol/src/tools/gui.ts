@@ -31,7 +31,7 @@ export const guiAct = defineTool({
   name: 'gui_act',
   title: 'Drive the screen',
   description:
-    "Clicks, moves the pointer, scrolls, types text and presses keys on the machine's screen, in order (x/y in screen pixels as gui_observe shows them, or relative to a window). Keyboard input goes to the window with the focus: click into it first. With gui_apps set, an action outside those applications' windows is refused and nothing after it runs (details.action_index). Call gui_observe afterwards to see the effect.",
+    "Clicks, drags, moves the pointer, scrolls, types text and presses keys on the machine's screen, in order (x/y in screen pixels as gui_observe shows them, or relative to a window). Keyboard input goes to the window with the focus: click into it first. With gui_apps set, an action outside those applications' windows is refused and nothing after it runs (details.action_index). Call gui_observe afterwards to see the effect.",
   input: guiActInput,
   output: GuiActResult,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
