@@ -205,7 +205,11 @@ export interface IdentityStore {
   listInvitations(accountId: string): Promise<Invitation[]>;
   revokeInvitation(accountId: string, id: string, at: string, audit: AuditEventInput): Promise<boolean>;
 
-  /** Uses the link or invitation and writes everything in one transaction; false if it was used meanwhile. */
+  /**
+   * Uses the link or invitation and writes everything in one transaction; false if it was used meanwhile. An
+   * invitation for someone already in the account throws `conflict` (decided by the membership insert, so a role
+   * is never overwritten) and leaves the invitation unused.
+   */
   completeOnboarding(onboarding: Onboarding): Promise<boolean>;
 
   listCustomRoles(accountId: string): Promise<CustomRole[]>;

@@ -21,6 +21,8 @@ export const acceptInvitation = defineService({
     if (ticket.kind !== 'invitation' || !user || user.email?.toLowerCase() !== ticket.email?.toLowerCase()) {
       throw new LetKiteError('forbidden', `this invitation is for ${ticket.email ?? 'someone else'}`);
     }
+    // Only the fast path and its explanation: completeOnboarding's membership insert decides (two invitations
+    // accepted at once both pass this read).
     if (await ctx.deps.identity.membership(ticket.accountId, user.id)) {
       throw new LetKiteError('conflict', 'you are already a member of this account');
     }

@@ -658,6 +658,53 @@ describe.each(backends)('identity store on $name', (backend) => {
       expect(await auditCount('setup_link.use')).toBe(1);
     });
 
+    const acceptAsMember = (invitationId: string, userId: string, sessionId: string, role: 'admin' | 'member') => {
+      const o = onboardInvitation(invitationId, userId, sessionId);
+      o.existingUser = true;
+      o.user = { id: userId, name: userId, email: `${userId}@Letkite.Test`, createdAt: at() };
+      o.membership.role = role;
+      o.credentials = {};
+      return o;
+    };
+
+    test('an invitation for someone already in the account is refused (conflict) and stays open; the role stays', async () => {
+      await a.createInvitation(invitation('inv_1', { email: `${MEMBER}@letkite.test`, role: 'admin' }), event('i'));
+      await expect(a.completeOnboarding(acceptAsMember('inv_1', MEMBER, 'ses_1', 'admin'))).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      expect((await b.membership(ACCOUNT, MEMBER))?.role).toBe('member');
+      expect((await b.findInvitationByHash('h-inv_1'))?.acceptedAt).toBeNull();
+      expect(await b.findSessionByTokenHash('hash-ses_1')).toBeNull();
+      expect(await auditCount('invitation.accept')).toBe(0);
+    });
+
+    test('two invitations of one person accepted at once through two gateways: one joins, the other is refused', async () => {
+      await s.exec('INSERT INTO users (id, name, email, created_at) VALUES (?, ?, ?, ?)', [
+        'usr_x',
+        'usr_x',
+        'usr_x@Letkite.Test',
+        at(),
+      ]);
+      await a.createInvitation(invitation('inv_1', { email: 'usr_x@letkite.test', role: 'member' }), event('i'));
+      await a.createInvitation(invitation('inv_2', { email: 'usr_x@letkite.test', role: 'admin' }), event('i'));
+      const results = await Promise.allSettled([
+        a.completeOnboarding(acceptAsMember('inv_1', 'usr_x', 'ses_a', 'member')),
+        b.completeOnboarding(acceptAsMember('inv_2', 'usr_x', 'ses_b', 'admin')),
+      ]);
+      const joined = results.flatMap((r, i) => (r.status === 'fulfilled' && r.value ? [i] : []));
+      expect(joined).toHaveLength(1);
+      const refused = results.filter((r) => r.status === 'rejected');
+      expect(refused.map((r) => (r.reason as { code?: string }).code)).toEqual(['conflict']);
+      // The role is the winner's, not overwritten by the other invitation.
+      expect((await a.membership(ACCOUNT, 'usr_x'))?.role).toBe(joined[0] === 0 ? 'member' : 'admin');
+      const accepted = await s.rows(
+        "SELECT id FROM invitations WHERE accepted_at IS NOT NULL AND id IN ('inv_1', 'inv_2')",
+      );
+      expect(accepted).toHaveLength(1);
+      expect(await s.rows("SELECT id FROM web_sessions WHERE id IN ('ses_a', 'ses_b')")).toHaveLength(1);
+      expect(await auditCount('invitation.accept')).toBe(1);
+    });
+
     test('two gateways printing the owner setup link at once leave one live link', async () => {
       const now = new Date(T0);
       await Promise.all(

@@ -663,10 +663,17 @@ export class PgIdentityStore implements IdentityStore {
         await tx.insert(core.users).values(o.user);
       }
       const { accountId, role, customRoleId } = o.membership;
-      await tx
+      // The insert decides whether the person is already a member (a concurrent insert of the same pair waits for
+      // the other to commit, then does nothing); a conflict rolls back, so the invitation stays unused and the role
+      // given first is kept. The setup link's owner row already exists (bootstrap) and is kept as it is.
+      const joined = await tx
         .insert(core.memberships)
         .values({ accountId, userId: o.user.id, role, createdAt: at })
-        .onConflictDoUpdate({ target: [core.memberships.accountId, core.memberships.userId], set: { role } });
+        .onConflictDoNothing({ target: [core.memberships.accountId, core.memberships.userId] })
+        .returning({ userId: core.memberships.userId });
+      if (joined.length !== 1 && o.via.kind === 'invitation') {
+        throw new LetKiteError('conflict', 'you are already a member of this account');
+      }
       await this.assignCustomRole(tx, accountId, o.user.id, customRoleId);
       if (o.credentials.passkey) {
         await tx

@@ -90,6 +90,15 @@ function invitationFromRow(r: typeof id.invitations.$inferSelect): Invitation {
   };
 }
 
+/**
+ * Thrown inside completeOnboarding's transaction (so the invitation stays unused) when the membership insert finds
+ * the person already in the account: two invitations accepted at once, or a role given meanwhile, must not let the
+ * later one overwrite the role. The setup link's owner row already exists (bootstrap) and is kept as it is.
+ */
+function joinedAlready(): LetKiteError {
+  return new LetKiteError('conflict', 'you are already a member of this account');
+}
+
 /** The identity store on the embedded SQLite database, sharing its connection (and transactions) with core. */
 export class SqliteIdentityStore implements IdentityStore {
   private readonly db: SqliteStore['db'];
@@ -658,9 +667,11 @@ export class SqliteIdentityStore implements IdentityStore {
         tx.insert(core.users).values(o.user).run();
       }
       const { accountId, role, customRoleId } = o.membership;
-      tx.insert(core.memberships)
+      // The insert decides whether the person is already a member (see joinedAlready), never a read before it.
+      const joined = tx
+        .insert(core.memberships)
         .values({ accountId, userId: o.user.id, role, createdAt: at })
-        .onConflictDoUpdate({ target: [core.memberships.accountId, core.memberships.userId], set: { role } })
+        .onConflictDoNothing({ target: [core.memberships.accountId, core.memberships.userId] })
         .run();
       this.assignCustomRole(tx, accountId, o.user.id, customRoleId);
       if (o.credentials.passkey) {
@@ -673,6 +684,7 @@ export class SqliteIdentityStore implements IdentityStore {
       for (const a of o.audit) audit(tx, a);
       return true;
     });
+      if (joined.changes !== 1 && o.via.kind === 'invitation') throw joinedAlready();
   }
 
   async listCustomRoles(accountId: string): Promise<CustomRole[]> {
