@@ -46,15 +46,19 @@ function auditConditions(accountId: string, q: AuditQuery): SQL[] {
   return where;
 }
 
-/** The rows matching a query, newest first (or oldest first with `ascending`), at most `limit`. */
-export async function listAuditRows(db: PgDb, accountId: string, q: AuditQuery): Promise<AuditEvent[]> {
-  const rows = await db
+/** The statement of a query (exported so a test can EXPLAIN exactly what runs). */
+export function auditListQuery(db: PgDb, accountId: string, q: AuditQuery) {
+  return db
     .select()
     .from(auditEvents)
     .where(and(...auditConditions(accountId, q)))
     .orderBy(q.ascending ? asc(auditEvents.id) : desc(auditEvents.id))
     .limit(q.limit);
-  return rows.map(toEvent);
+}
+
+/** The rows matching a query, newest first (or oldest first with `ascending`), at most `limit`. */
+export async function listAuditRows(db: PgDb, accountId: string, q: AuditQuery): Promise<AuditEvent[]> {
+  return (await auditListQuery(db, accountId, q)).map(toEvent);
 }
 
 /** Rows read per round trip while verifying (a chain of millions is walked without holding it in memory). */
