@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { SqliteIdentityStore } from './sqlite-identity-store';
 import { SqliteStore } from './sqlite-store';
 
@@ -58,4 +58,28 @@ test('a database from before the password lock was dropped migrates, keeping its
     n: number;
   };
   expect(applied.n).toBe(readMigrationFiles({ migrationsFolder: identityMigrations }).length);
+});
+
+test('the member list is one statement however many members there are (it runs on every gated tool call)', async () => {
+  const at = new Date().toISOString();
+  const { account } = await core.bootstrap(at);
+  const identity = new SqliteIdentityStore(core);
+  for (const i of [1, 2, 3, 4]) {
+    core.sqlite
+      .prepare('INSERT INTO users (id, name, email, created_at) VALUES (?, ?, ?, ?)')
+      .run(`usr_${i}`, 'u', null, at);
+    core.sqlite
+      .prepare("INSERT INTO memberships (account_id, user_id, role, created_at) VALUES (?, ?, 'member', ?)")
+      .run(account.id, `usr_${i}`, at);
+  }
+  core.sqlite
+    .prepare("INSERT INTO user_passwords (user_id, password_hash, updated_at) VALUES ('usr_2', 'h', 'u')")
+    .run();
+  // Every statement drizzle runs is prepared on this connection, so the count is the number of queries.
+  const prepare = vi.spyOn(core.sqlite, 'prepare');
+  const members = await identity.listMembers(account.id);
+  expect(prepare).toHaveBeenCalledTimes(1);
+  prepare.mockRestore();
+  expect(members).toHaveLength(5);
+  expect(members.filter((m) => m.hasPassword).map((m) => m.user.id)).toEqual(['usr_2']);
 });

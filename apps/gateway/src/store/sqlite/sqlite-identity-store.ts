@@ -213,26 +213,37 @@ export class SqliteIdentityStore implements IdentityStore {
   }
 
   async listMembers(accountId: string): Promise<MemberView[]> {
+    // One query for the whole list, as on PostgreSQL (it runs on every gated tool call through the approver
+    // directory); per-member credential and role reads made it 1+5N.
     const rows = this.db
-      .select({ m: core.memberships, u: core.users })
+      .select({
+        m: core.memberships,
+        u: core.users,
+        role: id.customRoles,
+        hasPasskey: sql<number>`EXISTS (SELECT 1 FROM ${id.passkeys} WHERE ${id.passkeys.userId} = ${core.users.id})`,
+        hasPassword: sql<number>`EXISTS (SELECT 1 FROM ${id.userPasswords} WHERE ${id.userPasswords.userId} = ${core.users.id})`,
+      })
       .from(core.memberships)
       .innerJoin(core.users, eq(core.users.id, core.memberships.userId))
+      .leftJoin(
+        id.memberCustomRoles,
+        and(
+          eq(id.memberCustomRoles.accountId, core.memberships.accountId),
+          eq(id.memberCustomRoles.userId, core.memberships.userId),
+        ),
+      )
+      .leftJoin(id.customRoles, eq(id.customRoles.id, id.memberCustomRoles.roleId))
       .where(eq(core.memberships.accountId, accountId))
       .orderBy(asc(core.memberships.createdAt))
       .all();
-    return Promise.all(
-      rows.map(async (r) => {
-        const creds = await this.credentialSummary(r.u.id);
-        return {
-          user: r.u,
-          role: r.m.role as Role,
-          customRole: this.customRoleOf(this.db, accountId, r.u.id),
-          createdAt: r.m.createdAt,
-          hasPasskey: creds.passkeys > 0,
-          hasPassword: creds.password,
-        };
-      }),
-    );
+    return rows.map((r) => ({
+      user: r.u,
+      role: r.m.role as Role,
+      customRole: r.role?.id ? roleFromRow(r.role) : null,
+      createdAt: r.m.createdAt,
+      hasPasskey: r.hasPasskey === 1,
+      hasPassword: r.hasPassword === 1,
+    }));
   }
 
   async setMemberRole(accountId: string, userId: string, role: Role, customRoleId: string | null, a: AuditEventInput) {
@@ -673,6 +684,7 @@ export class SqliteIdentityStore implements IdentityStore {
         .values({ accountId, userId: o.user.id, role, createdAt: at })
         .onConflictDoNothing({ target: [core.memberships.accountId, core.memberships.userId] })
         .run();
+      if (joined.changes !== 1 && o.via.kind === 'invitation') throw joinedAlready();
       this.assignCustomRole(tx, accountId, o.user.id, customRoleId);
       if (o.credentials.passkey) {
         tx.insert(id.passkeys)
@@ -684,7 +696,6 @@ export class SqliteIdentityStore implements IdentityStore {
       for (const a of o.audit) audit(tx, a);
       return true;
     });
-      if (joined.changes !== 1 && o.via.kind === 'invitation') throw joinedAlready();
   }
 
   async listCustomRoles(accountId: string): Promise<CustomRole[]> {
