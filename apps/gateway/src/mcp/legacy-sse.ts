@@ -23,7 +23,11 @@ const MAX_STREAMS_PER_CREDENTIAL = 16;
 
 /** What the legacy endpoint needs of the MCP endpoint (the same sessions, handlers and checks as /mcp). */
 export interface LegacyHost {
-  createServer(principal: Principal, session: McpSessionRecord, io: { transport: { close(): Promise<void> } }): Server;
+  createServer(
+    principal: Principal,
+    session: McpSessionRecord,
+    io: { transport: Pick<Transport, 'send' | 'close'> },
+  ): Server;
   open(principal: Principal, initialize: InitializeRequest, id?: string): Promise<McpSessionRecord>;
   session(id: string, principal: Principal): Promise<McpSessionRecord | null>;
   closeSession(id: string): Promise<void>;

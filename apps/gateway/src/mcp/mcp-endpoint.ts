@@ -1,6 +1,7 @@
 import { LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   CancelledNotificationSchema,
@@ -8,7 +9,9 @@ import {
   ElicitResultSchema,
   type InitializeRequest,
   isInitializeRequest,
+  isJSONRPCError,
   isJSONRPCResponse,
+  type JSONRPCMessage,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -246,7 +249,12 @@ export class McpEndpoint {
       const session = await this.liveSession(sessionId, principal);
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       const waiting = await this.waitingFor(request, session.id);
-      if (waiting) return waiting.handleRequest(request);
+      if (waiting) {
+        // Handed to the waiting request's server as its transport would (a stateless transport serves one
+        // request only, so not through handleRequest again); answers are acknowledged with 202 like the SDK does.
+        for (const m of waiting.messages) waiting.transport.onmessage?.(m);
+        return new Response(null, { status: 202 });
+      }
       return preferJson(await this.serve(request, principal, session));
     }
     let body: unknown;
@@ -350,17 +358,18 @@ export class McpEndpoint {
   private async waitingFor(
     request: Request,
     sessionId: string,
-  ): Promise<WebStandardStreamableHTTPServerTransport | null> {
+  ): Promise<{ transport: WebStandardStreamableHTTPServerTransport; messages: JSONRPCMessage[] } | null> {
     const waiting = this.awaitingAnswers.get(sessionId);
     if (!waiting || waiting.size === 0) return null;
     const body: unknown = await request
       .clone()
       .json()
       .catch(() => null);
-    const messages = Array.isArray(body) ? body : [body];
-    if (messages.length === 0 || !messages.every((m) => isJSONRPCResponse(m) || isJSONRPCErrorLike(m))) return null;
+    const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+    if (messages.length === 0 || !messages.every((m) => isJSONRPCResponse(m) || isJSONRPCError(m))) return null;
     // One waiting transport per session in practice; the SDK drops an answer to an id it never sent.
-    return [...waiting][waiting.size - 1] ?? null;
+    const transport = [...waiting][waiting.size - 1];
+    return transport ? { transport, messages } : null;
   }
 
   /**
@@ -427,7 +436,7 @@ export class McpEndpoint {
   createServer(
     principal: Principal,
     session: McpSessionRecord,
-    io: { transport: { close(): Promise<void> }; awaitAnswers?: (on: boolean) => void },
+    io: { transport: Pick<Transport, 'send' | 'close'>; awaitAnswers?: (on: boolean) => void },
   ): Server {
     const server = new Server(
       { name: 'letkite', title: 'LetKite', version: this.deps.version },
@@ -540,7 +549,9 @@ export class McpEndpoint {
                   signal: extra.signal,
                   timeout: 24 * 3_600_000,
                 }),
-              notify: (n) => extra.sendNotification(n),
+              // Straight to the transport: the SDK sends this notification only to a client whose capabilities
+              // it saw in `initialize`, and this throw-away server did not (the session's facts did).
+              notify: (n) => transport.send({ jsonrpc: '2.0', ...n }, { relatedRequestId: extra.requestId }),
             });
             await log('info', { event: 'approval', tool, status: decided });
             if (decided === 'approved' || decided === 'denied') {
@@ -590,10 +601,6 @@ function outcomeOf(result: CallToolResult): string {
   const s = result.structuredContent;
   if (result.isError) return typeof s?.code === 'string' ? s.code : 'internal';
   return isPendingAnswer(result) ? 'approval_pending' : 'ok';
-}
-
-function isJSONRPCErrorLike(m: unknown): boolean {
-  return typeof m === 'object' && m !== null && 'id' in m && 'error' in m && !('method' in m);
 }
 
 function methodNotAllowed(): Response {

@@ -55,6 +55,25 @@ async function onMachineOf(ctx: ResourceContext, kind: HandleKind, id: string, u
   return machineId;
 }
 
+/** At most this many machines_list pages make one resource (its pages are capped by the tool). */
+const MAX_MACHINE_PAGES = 10;
+
+/** Every machine machines_list shows the caller, following its pages (a tool without pages answers in one). */
+async function allMachines(ctx: ResourceContext, uri: string): Promise<{ id: string; name: string }[]> {
+  const machines: { id: string; name: string }[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < MAX_MACHINE_PAGES; page++) {
+    const r = (await run(ctx, uri, 'machines_list', cursor === null ? {} : { cursor })) as {
+      machines: { id: string; name: string }[];
+      next_cursor?: string | null;
+    };
+    machines.push(...r.machines);
+    cursor = r.next_cursor ?? null;
+    if (cursor === null) break;
+  }
+  return machines;
+}
+
 function json(uri: string, value: unknown): ResourceContents {
   return { uri, mimeType: 'application/json', text: JSON.stringify(value, null, 2) };
 }
@@ -69,9 +88,9 @@ export async function readResource(ctx: ResourceContext, uri: string): Promise<R
 async function readRef(ctx: ResourceContext, uri: string, ref: ResourceRef): Promise<ResourceContents> {
   switch (ref.kind) {
     case 'machines':
-      return json(uri, await run(ctx, uri, 'machines_list', {}));
+      return json(uri, { machines: await allMachines(ctx, uri) });
     case 'machine': {
-      const { machines } = (await run(ctx, uri, 'machines_list', {})) as { machines: { id: string; name: string }[] };
+      const machines = await allMachines(ctx, uri);
       const byId = machines.find((m) => m.id === ref.id);
       const byName = machines.filter((m) => m.name === ref.id);
       const machine = byId ?? (byName.length === 1 ? byName[0] : undefined);
