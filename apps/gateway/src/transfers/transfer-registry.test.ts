@@ -1,28 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { LetKiteError } from '@letkite/protocol';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { type TwoInstances, twoInstanceBackends } from '../store/contract/two-instance-backends';
+import { PgTransferStore } from '../store/postgres/pg-transfer-store';
 import { SqliteTransferStore } from '../store/sqlite/sqlite-transfer-store';
 import type { RelayProgress, RelayResult } from './relay';
 import { TRANSFER_STALE_MS, TRANSFER_WRITE_EVERY_MS, TransferRegistry } from './transfer-registry';
+import type { TransferStore } from './transfer-store';
 
-/** Two gateways' stores on one database file. */
-let dir: string;
-let cores: SqliteStore[];
-let stores: SqliteTransferStore[];
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'lk-transfers-'));
-  cores = [0, 1].map(() => new SqliteStore(join(dir, 'letkite.db')));
-  stores = cores.map((c) => new SqliteTransferStore(c));
+/** Two gateways' stores on one database: a SQLite file, or a PostgreSQL database. */
+const backends = twoInstanceBackends<TransferStore>({
+  sqlite: (core) => new SqliteTransferStore(core),
+  postgres: (database) => new PgTransferStore(database),
+  truncate: ['transfers'],
 });
-afterEach(async () => {
-  for (const c of cores) await c.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-const storeA = () => stores[0] as SqliteTransferStore;
-const storeB = () => stores[1] as SqliteTransferStore;
+let t: TwoInstances<TransferStore>;
+const storeA = () => t.a;
+const storeB = () => t.b;
 
 function controllable() {
   let finish!: (r: RelayResult) => void;
@@ -46,7 +39,14 @@ function controllable() {
   };
 }
 
-describe('TransferRegistry', () => {
+describe.each(backends)('TransferRegistry on $name', (backend) => {
+  beforeAll(() => backend.start(), 60_000);
+  afterAll(() => backend.stop());
+  beforeEach(async () => {
+    t = await backend.open();
+  });
+  afterEach(() => backend.close());
+
   test('reports progress with a rate while running, then the result', async () => {
     let now = 1_000_000;
     const registry = new TransferRegistry(storeA(), () => now);
