@@ -106,6 +106,17 @@ async function liveConnection(port: number): Promise<Socket> {
   return socket;
 }
 
+/** The reasons of the account's tunnel.close audit rows for one tunnel. */
+function closeReasons(account: TestAccount, tunnelId: string): string[] {
+  const rows = account.store.sqlite
+    .prepare("SELECT details FROM audit_events WHERE action = 'tunnel.close' ORDER BY id")
+    .all() as { details: string }[];
+  return rows
+    .map((r) => JSON.parse(r.details) as { tunnel_id?: string; reason?: string })
+    .filter((d) => d.tunnel_id === tunnelId)
+    .map((d) => d.reason ?? '');
+}
+
 function memoryOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? Number.NaN) * 1024;
@@ -227,7 +238,7 @@ describe('tunnels through a real gateway and agent', () => {
     const shut = await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
     expect(shut.error).toBeUndefined();
     expect((await fetch(url, { headers: { authorization: `Bearer ${token.token}` } })).status).toBe(404);
-    expect(account.audit('tunnel.close').length).toBeGreaterThan(0);
+    expect(closeReasons(account, r.data.tunnel_id)).toEqual(['closed']);
   });
 
   test('a tcp tunnel forwards connections from the gateway’s port to the machine’s echo server', async () => {
@@ -324,6 +335,7 @@ describe('tunnels through a real gateway and agent', () => {
     const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
     expect(list.data.tunnels.map((t) => t.tunnel_id)).not.toContain(r.data.tunnel_id);
     await expect(echoThrough(r.data.tcp?.port as number, 'x')).rejects.toThrow();
+    await waitFor('the expiry audited', () => closeReasons(account, r.data.tunnel_id).includes('expired'));
   }, 30_000);
 
   test('revoking the token that opened a tunnel closes it and its live connections', async () => {
@@ -342,6 +354,7 @@ describe('tunnels through a real gateway and agent', () => {
       const started = Date.now();
       await closed(socket);
       expect(Date.now() - started).toBeLessThan(10_000);
+      await waitFor('the revocation audited', () => closeReasons(account, r.data.tunnel_id).includes('revoked'));
     } finally {
       await ai.close().catch(() => undefined);
     }
@@ -443,6 +456,7 @@ describe('tunnels through a real gateway and agent', () => {
       const list = await callTool<{ tunnels: TunnelOut[] }>(client, 'tunnels_list', {});
       return !list.data.tunnels.some((t) => t.tunnel_id === r.data.tunnel_id);
     });
+    expect(closeReasons(account, r.data.tunnel_id)).toEqual(['machine_offline']);
     await agent.start();
   }, 60_000);
 });
@@ -513,5 +527,62 @@ describe('a compromised gateway cannot tunnel past the machine’s ceiling', () 
     );
     rogue.sendRaw({ type: 'credit', id: 'credit1', bytes: 512 * 1024 * 1024 });
     expect((await answer).error?.code).toBe('protocol_error');
+  });
+});
+
+describe('tcp tunnels listen on the configured port range', () => {
+  let gw: TestGateway;
+  let agent: TestAgent;
+  let client: Client;
+  let echo: Awaited<ReturnType<typeof echoTcpServer>>;
+  let only: number;
+
+  beforeAll(async () => {
+    echo = await echoTcpServer();
+    only = await freePort();
+    gw = await TestGateway.start({ LETKITE_TUNNEL_PORTS: `${only}-${only}` });
+    agent = await gw.addAgent('ranged', {
+      ceiling: `${FULL_SHELL_CEILING}tunnel_targets = ["127.0.0.1:${echo.port}"]\n`,
+    });
+    client = await mcpClient(
+      gw.url,
+      await gw.apiTokenWithGrant({
+        policy: { name: 'ranged', tunnel_targets: [`127.0.0.1:${echo.port}`] },
+        machines: '*',
+        scopes: '*',
+      }),
+    );
+    await machineOnline(client, 'ranged');
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await agent?.dispose();
+    await gw?.dispose();
+    echo?.server.close();
+  });
+
+  test('a tunnel gets a port of the range, and none is left for the next one', async () => {
+    const first = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'ranged',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    expect(first.error).toBeUndefined();
+    expect(first.data.tcp).toEqual({ host: '127.0.0.1', port: only });
+    expect(await echoThrough(only, 'ranged')).toBe('ranged');
+    const second = await callTool(client, 'tunnel_open', {
+      machine: 'ranged',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    expect(second.error?.code).toBe('rate_limited');
+    await callTool(client, 'tunnel_close', { tunnel_id: first.data.tunnel_id });
+    const again = await callTool<TunnelOut>(client, 'tunnel_open', {
+      machine: 'ranged',
+      target: `127.0.0.1:${echo.port}`,
+      kind: 'tcp',
+    });
+    expect(again.data.tcp?.port).toBe(only);
   });
 });
