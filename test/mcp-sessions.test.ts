@@ -1,17 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { asPerson, TestAccount, type TestPerson } from './support/approvals';
+import { asPerson, type TestPerson } from './support/approvals';
+import { TestCluster } from './support/cluster';
 import { type TestAgent, TestGateway } from './support/letkite';
-import { CliProcess, freePort } from './support/processes';
+import { CliProcess, freePort, removeDir } from './support/processes';
 
 const IDLE_MS = 6000;
-// Both gateways coordinate over the real NATS (JetStream) on 127.0.0.1:4222, under a prefix of their own.
-const NATS = {
-  LETKITE_NATS_URL: process.env.LETKITE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
-  LETKITE_NATS_PREFIX: `lkt${randomBytes(4).toString('hex')}`,
-};
+// Both gateways run in cluster mode: one fresh PostgreSQL database, the real NATS (JetStream) on 127.0.0.1:4222
+// under a prefix of their own, one data directory (test/support/cluster.ts).
 
 /**
  * An MCP client whose `initialize` goes to one gateway and every later request to another, as behind a load
@@ -56,38 +53,43 @@ describe('MCP sessions in the store: two gateway processes on one database and o
   let a: TestGateway;
   let b: CliProcess;
   let bUrl: string;
-  let account: TestAccount;
+  let cluster: TestCluster;
   let owner: TestPerson;
   let agent: TestAgent;
 
   beforeAll(async () => {
-    a = await TestGateway.start({ LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS), ...NATS });
+    cluster = await TestCluster.create('letkite_mcp_sessions');
+    a = await TestGateway.start({ LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS), ...cluster.env });
     const port = await freePort();
     bUrl = `http://localhost:${port}`;
     b = new CliProcess(['gateway'], {
       LETKITE_PORT: String(port),
       LETKITE_HEARTBEAT_MS: '1000',
-      LETKITE_DATA: a.dataDir,
       LETKITE_MCP_SESSION_IDLE_MS: String(IDLE_MS),
-      ...NATS,
+      ...cluster.env,
     });
     await b.waitForOutput(/listening on/, 60_000);
-    account = await TestAccount.open(a);
-    owner = await account.person('Olga', 'owner');
+    owner = await cluster.owner();
     agent = await a.addAgent('held-by-a');
   }, 120_000);
 
   afterAll(async () => {
     await agent?.dispose();
-    await account?.close();
     await b?.stop();
     await a?.dispose();
+    await cluster?.dispose();
+    if (cluster) removeDir(cluster.dataDir);
   });
 
-  const sessionRow = (id: string) =>
-    account.store.sqlite.prepare('SELECT * FROM mcp_sessions WHERE id = ?').get(id) as
-      | { credential_id: string; client_name: string; client_version: string; closed_at: string | null }
-      | undefined;
+  const sessionRow = async (id: string) =>
+    (
+      await cluster.query<{
+        credential_id: string;
+        client_name: string;
+        client_version: string;
+        closed_at: string | null;
+      }>('SELECT * FROM mcp_sessions WHERE id = $1', [id])
+    )[0];
 
   test('a session initialized on one gateway is served by the other, which knows the client it declared', async () => {
     const token = await a.apiToken('split');
@@ -102,13 +104,13 @@ describe('MCP sessions in the store: two gateway processes on one database and o
     expect(listed.isError).toBeFalsy();
     expect(new Set(seen)).toEqual(new Set([new URL(a.url).origin, new URL(bUrl).origin]));
     expect(seen.slice(1).every((o) => o === new URL(bUrl).origin)).toBe(true);
-    expect(sessionRow(sessionId)).toMatchObject({ client_name: 'two-gateways-test', client_version: '2.3.4' });
+    expect(await sessionRow(sessionId)).toMatchObject({ client_name: 'two-gateways-test', client_version: '2.3.4' });
     // Another credential cannot use the session id.
     expect(await listWith(bUrl, other, sessionId)).toBe(404);
     expect(await listWith(a.url, token, 'mcs_made-up')).toBe(404);
     // DELETE on B ends it for A too.
     await transport.terminateSession();
-    expect(sessionRow(sessionId)?.closed_at).not.toBeNull();
+    expect((await sessionRow(sessionId))?.closed_at).not.toBeNull();
     expect(await listWith(a.url, token, sessionId)).toBe(404);
     await client.close();
   });
@@ -149,14 +151,12 @@ describe('MCP sessions in the store: two gateway processes on one database and o
     expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);
     await again.client.close();
     await client.close();
-    owner = await account.person('Olga', 'owner');
+    owner = await cluster.owner();
   });
 
   test('revoking a token on one gateway closes its sessions, refuses it on both, and aborts its running call', async () => {
     const token = await a.apiToken('revoked');
-    const tokenId = (
-      account.store.sqlite.prepare("SELECT id FROM api_tokens WHERE name = 'revoked'").get() as { id: string }
-    ).id;
+    const tokenId = (await cluster.query<{ id: string }>("SELECT id FROM api_tokens WHERE name = 'revoked'"))[0]?.id;
     // Served by A, which holds the agent's socket.
     const { client, transport } = await splitClient(bUrl, a.url, token);
     const sessionId = transport.sessionId as string;
@@ -175,7 +175,7 @@ describe('MCP sessions in the store: two gateway processes on one database and o
     const outcome = await running;
     expect(outcome.isError).toBe(true);
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(sessionRow(sessionId)?.closed_at).not.toBeNull();
+    expect((await sessionRow(sessionId))?.closed_at).not.toBeNull();
     expect(await listWith(a.url, token, sessionId)).toBe(401);
     expect(await listWith(bUrl, token, sessionId)).toBe(401);
     await client.close().catch(() => undefined);
@@ -184,10 +184,8 @@ describe('MCP sessions in the store: two gateway processes on one database and o
   test('a token revoked through the other gateway aborts the call running on this one', async () => {
     const token = await a.apiToken('revoked-elsewhere');
     const tokenId = (
-      account.store.sqlite.prepare("SELECT id FROM api_tokens WHERE name = 'revoked-elsewhere'").get() as {
-        id: string;
-      }
-    ).id;
+      await cluster.query<{ id: string }>("SELECT id FROM api_tokens WHERE name = 'revoked-elsewhere'")
+    )[0]?.id;
     // The call runs on A (it holds the agent's socket); the revocation goes through B's web API.
     const { client } = await splitClient(a.url, a.url, token);
     const started = Date.now();
