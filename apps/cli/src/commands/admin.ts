@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import {
   createApiToken,
   createJoinToken,
+  deploymentMode,
   type Grant,
   installCommand,
   openPolicyStore,
@@ -54,6 +55,8 @@ async function withOwnerStore<T>(
 }
 
 async function open(data: string | undefined, io: CliIo) {
+  // The same rule as the gateway's: a postgres:// URL without LETKITE_NATS_URL (or the reverse) is refused.
+  deploymentMode({ databaseUrl: io.env.LETKITE_DATABASE_URL, natsUrl: io.env.LETKITE_NATS_URL });
   const store = await openStore(io.env.LETKITE_DATABASE_URL ?? join(dataDir(data, io.env), 'letkite.db'));
   const { account, owner } = await store.bootstrap(new Date().toISOString());
   return { store, account, owner };
