@@ -35,8 +35,8 @@ import { mcpResource } from './oauth/tokens';
 import { pruneUnusedClients } from './oauth/register-client';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
-import { SqliteStore } from './store/sqlite/sqlite-store';
 import { PgStore } from './store/postgres/pg-store';
+import { SqliteStore } from './store/sqlite/sqlite-store';
 import type { Account, Store, User } from './store/types';
 import { openTransferStore } from './transfers/open-transfer-store';
 import { credentialLiveCheck } from './tunnels/credential-live';
@@ -215,25 +215,25 @@ export async function startGateway(
     // A trivial query through the store: the database answers and its tables are there.
     { name: 'store', check: async () => void (await store.getUser('readyz-probe')) },
   ];
+  if (cluster) readiness.push({ name: 'nats', check: () => cluster.ping() });
   if (store instanceof SqliteStore) readiness.push(sqliteMigrationsCheck(store.sqlite));
+  if (store instanceof PgStore) readiness.push(pgMigrationsCheck(store.database.pool));
   app = createApp({
     ...deps,
     mcp,
-  if (cluster) readiness.push({ name: 'nats', check: () => cluster.ping() });
     oauth,
     mcpAllowedOrigins: config.mcpAllowedOrigins,
-  if (store instanceof PgStore) readiness.push(pgMigrationsCheck(store.database.pool));
     logger,
     requestLogLevel: options.log ? 'debug' : 'info',
     readiness,
     draining: () => draining,
     trustedProxies: config.trustedProxies,
+    gatewayId: config.gatewayId,
   });
 
   // /metrics only on its own listener (loopback by default), so the public port behind the proxy never serves it.
   let metricsServer: ReturnType<typeof createAdaptorServer> | null = null;
   let metricsUrl: string | undefined;
-    gatewayId: config.gatewayId,
   if (config.metricsPort !== undefined) {
     const metricsApp = healthRoutes({ version: GATEWAY_VERSION, checks: readiness, draining: () => draining });
     metricsApp.route('/', metricsRoutes(metrics));
@@ -283,26 +283,26 @@ export async function startGateway(
         log,
         heartbeatMs: config.heartbeatMs,
         gatewayIdentity,
+        gateways: cluster ? () => cluster.gateways() : undefined,
         onHandshakeSettled: release,
       }),
     );
   });
 
+  // Agents are told about this gateway from now on (their welcome lists the cluster's live gateways).
+  await cluster?.announce(publicUrl);
   log(`listening on ${publicUrl}`);
-        gateways: cluster ? () => cluster.gateways() : undefined,
   let closing: Promise<void> | null = null;
   const shutdown = async () => {
     draining = true;
+    // Out of the cluster's list first: agents this shutdown sends away (1001) reconnect to the others.
+    await cluster?.leave();
     await stopExpiry();
     await stopSessionPrune();
-  // Agents are told about this gateway from now on (their welcome lists the cluster's live gateways).
-  await cluster?.announce(publicUrl);
     await stopClientPrune();
     await stopAuditPrune();
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     if ('closeIdleConnections' in server) server.closeIdleConnections();
-    // Out of the cluster's list first: agents this shutdown sends away (1001) reconnect to the others.
-    await cluster?.leave();
     if (inflight.size > 0) log(`shutting down: waiting for ${inflight.size} running request(s)`);
     const deadline = Date.now() + config.shutdownTimeoutMs;
     while (inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -311,6 +311,7 @@ export async function startGateway(
     await mcp.close();
     await tunnels.closeAll();
     await hub.close();
+    await cluster?.close();
     for (const client of wss.clients) client.terminate();
     for (const client of tunnelWss.clients) client.terminate();
     wss.close();
@@ -318,7 +319,6 @@ export async function startGateway(
     await stopped;
     if (metricsServer) {
       const m = metricsServer;
-    await cluster?.close();
       await new Promise<void>((resolve) => {
         m.close(() => resolve());
         if ('closeAllConnections' in m) m.closeAllConnections();

@@ -97,18 +97,18 @@ export const WelcomeFrame = z.object({
   heartbeat_ms: z.number().int().positive(),
   /** The gateway identity key's signature over `gatewayProofText` (base64). */
   proof: signature,
-});
-export const RequestFrame = z.object({
-  type: z.literal('request'),
-  id,
-  op: z.string().min(1).max(64),
-  params: z.unknown(),
   /**
    * Cluster mode: the public URLs of the cluster's live gateways (this one first). The agent keeps them and, when
    * its gateway goes away, dials the others; each must still prove the pinned identity (docs/design/cluster.md).
    * Older agents ignore the field.
    */
   gateways: z.array(z.string().url().max(2048)).max(16).optional(),
+});
+export const RequestFrame = z.object({
+  type: z.literal('request'),
+  id,
+  op: z.string().min(1).max(64),
+  params: z.unknown(),
   context: RequestContext,
 });
 export const CancelFrame = z.object({ type: z.literal('cancel'), id });
