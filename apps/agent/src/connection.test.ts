@@ -42,6 +42,10 @@ describe('the gateways an agent dials (cluster mode)', () => {
       'http://localhost:1',
       'http://localhost:2',
     ]);
+    // One gateway whether or not its URL ends in a slash.
+    expect(gatewayCandidates({ ...state, gateway_url: 'http://localhost:1/' }, ['http://localhost:1'])).toEqual([
+      'http://localhost:1/',
+    ]);
     expect(gatewayCandidates({ ...state, gateways: ['http://127.0.0.1:3'] })).toEqual([
       'http://localhost:1',
       'http://127.0.0.1:3',

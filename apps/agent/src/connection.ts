@@ -67,6 +67,8 @@ export function backoffDelay(attempt: number, b: Backoff, random: () => number =
 export function gatewayCandidates(state: AgentState, named: readonly string[] = state.gateways ?? []): string[] {
   const joined = checkGatewayUrl(state.gateway_url, state.insecure);
   const urls = [state.gateway_url];
+  // Compared as parsed URLs: `http://h:1` and `http://h:1/` are one gateway.
+  const seen = new Set([joined.href]);
   for (const raw of named) {
     let url: URL;
     try {
@@ -74,8 +76,9 @@ export function gatewayCandidates(state: AgentState, named: readonly string[] = 
     } catch {
       continue;
     }
-    if (url.protocol !== joined.protocol) continue;
-    if (!urls.includes(raw)) urls.push(raw);
+    if (url.protocol !== joined.protocol || seen.has(url.href)) continue;
+    seen.add(url.href);
+    urls.push(raw);
   }
   return urls;
 }
@@ -455,7 +458,8 @@ export class GatewayConnection {
     this.current = Math.max(0, next.indexOf(connectedTo));
     const changed = next.join('\n') !== this.candidates.join('\n');
     this.candidates = next;
-    if (changed) this.handlers.onGateways?.(next.filter((u) => u !== this.state.gateway_url));
+    // The first is always the joined URL (kept in `gateway_url`); the others go to the state file.
+    if (changed) this.handlers.onGateways?.(next.slice(1));
   }
 
   /** tls `checkServerIdentity`: the usual host-name check, then the pin taken at join. */
