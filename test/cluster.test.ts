@@ -3,15 +3,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiToken } from '../apps/gateway/src/auth/create-api-token';
-import { openIdentityStore } from '../apps/gateway/src/identity/open-identity-store';
-import { openStore } from '../apps/gateway/src/store/open-store';
-import { createTestDatabase } from '../apps/gateway/src/store/postgres/test-database';
-import type { Grant, Store } from '../apps/gateway/src/store/types';
+import type { Grant } from '../apps/gateway/src/store/types';
 import type { TestPerson } from './support/approvals';
 import { totpCode } from './support/approvals';
+import { TEST_NATS_URL, TestCluster } from './support/cluster';
 import { callTool, machineOnline, type TestAgent, TestGateway } from './support/letkite';
 import { removeDir, runCliCommand, tempDir, waitFor } from './support/processes';
 
@@ -20,8 +17,6 @@ import { removeDir, runCliCommand, tempDir, waitFor } from './support/processes'
  * database and the real NATS (JetStream) on 127.0.0.1:4222 under a prefix of their own, real agents, a real MCP
  * SDK client. Gateway A holds agent `a1`, gateway B holds `b1`; clients talk to whichever gateway the case names.
  */
-
-const NATS_URL = process.env.LETKITE_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
 /** `printf` needs a human wherever it runs; everything else runs. */
 const GATED = {
@@ -70,49 +65,6 @@ async function asPersonOn(url: string, person: TestPerson, method: string, path:
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** The owner with a web session and TOTP, written through the gateway's own stores (dialect-agnostic). */
-async function signedInOwner(store: Store, secretKey: Buffer): Promise<TestPerson & { accountId: string }> {
-  const identity = openIdentityStore(store, { secretKey });
-  const { account, owner } = await store.bootstrap(new Date().toISOString());
-  const now = new Date().toISOString();
-  const audit = (action: string) => ({ accountId: account.id, at: now, actor: 'test', action });
-  const secret = new Secret({ size: 20 });
-  await identity.setPasswordAndTotp(
-    owner.id,
-    { passwordHash: 'unused-in-these-tests', totpSecret: secret.base32, totpStep: 0, recoveryCodeHashes: [] },
-    now,
-    audit('totp.enable'),
-  );
-  const token = randomBytes(32).toString('base64url');
-  const csrf = randomBytes(24).toString('base64url');
-  await identity.createSession(
-    {
-      id: `ses_${randomBytes(9).toString('hex')}`,
-      userId: owner.id,
-      accountId: account.id,
-      csrfToken: csrf,
-      method: 'password_totp',
-      userAgent: 'test',
-      createdAt: now,
-      lastSeenAt: now,
-      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-      revokedAt: null,
-      tokenHash: createHash('sha256').update(token).digest('hex'),
-    },
-    audit('session.create'),
-  );
-  return {
-    accountId: account.id,
-    userId: owner.id,
-    name: owner.name ?? 'owner',
-    email: owner.email ?? 'owner@letkite.test',
-    cookie: `letkite_session=${token}`,
-    csrf,
-    totp: new TOTP({ secret, period: 30, digits: 6, algorithm: 'SHA1' }),
-    lastStep: 0,
-  };
-}
-
 function sha256File(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
@@ -127,43 +79,32 @@ function alive(pid: number): boolean {
 }
 
 describe('cluster mode: gateways on one PostgreSQL database and NATS', () => {
-  let db: { url: string; drop(): Promise<void> };
+  let cluster: TestCluster;
   let a: TestGateway;
   let b: TestGateway;
-  let store: Store;
   let owner: TestPerson & { accountId: string };
   let full: string;
   let gated: string;
   let a1: TestAgent;
   let b1: TestAgent;
   let viaB: Client;
-  const dataDir = tempDir('cluster-data');
   const work = tempDir('cluster-work');
-  const secretKeyHex = randomBytes(32).toString('hex');
 
   const token = async (grant: Grant, name: string) =>
     (
       await createApiToken(
-        { store, now: new Date() },
+        { store: cluster.store, now: new Date() },
         { accountId: owner.accountId, userId: owner.userId, name, grant, actor: 'test' },
       )
     ).token;
 
   beforeAll(async () => {
-    db = await createTestDatabase('letkite_cluster');
     // Every gateway of the cluster: the same database, NATS prefix, identity key (one data directory holds it) and
     // TOTP sealing key; each its own port and gateway id.
-    const cluster = {
-      LETKITE_DATABASE_URL: db.url,
-      LETKITE_NATS_URL: NATS_URL,
-      LETKITE_NATS_PREFIX: `lkc${randomBytes(4).toString('hex')}`,
-      LETKITE_DATA: dataDir,
-      LETKITE_SECRET_KEY: secretKeyHex,
-    };
-    a = await TestGateway.start({ ...cluster, LETKITE_GATEWAY_ID: 'gw-a' });
-    b = await TestGateway.start({ ...cluster, LETKITE_GATEWAY_ID: 'gw-b' });
-    store = await openStore(db.url);
-    owner = await signedInOwner(store, Buffer.from(secretKeyHex, 'hex'));
+    cluster = await TestCluster.create();
+    a = await TestGateway.start({ ...cluster.env, LETKITE_GATEWAY_ID: 'gw-a' });
+    b = await TestGateway.start({ ...cluster.env, LETKITE_GATEWAY_ID: 'gw-b' });
+    owner = await cluster.owner();
     full = await token({ policy: 'full', machines: '*', scopes: '*' }, 'full');
     gated = await token({ policy: GATED, machines: '*', scopes: '*' }, 'gated');
     // Joined through A and B respectively; each welcome names both gateways.
@@ -180,9 +121,8 @@ describe('cluster mode: gateways on one PostgreSQL database and NATS', () => {
     await b1?.dispose();
     await a?.stop();
     await b?.stop();
-    await store?.close();
-    await db?.drop();
-    removeDir(dataDir);
+    await cluster?.dispose();
+    if (cluster) removeDir(cluster.dataDir);
     removeDir(work);
   });
 
@@ -192,8 +132,8 @@ describe('cluster mode: gateways on one PostgreSQL database and NATS', () => {
     expect(((await (await fetch(new URL('/readyz', b.url))).json()) as { gateway: string }).gateway).toBe('gw-b');
     const halfData = tempDir('cluster-half');
     for (const [env, missing] of [
-      [{ LETKITE_DATABASE_URL: db.url }, 'LETKITE_NATS_URL'],
-      [{ LETKITE_NATS_URL: NATS_URL }, 'LETKITE_DATABASE_URL'],
+      [{ LETKITE_DATABASE_URL: cluster.db.url }, 'LETKITE_NATS_URL'],
+      [{ LETKITE_NATS_URL: TEST_NATS_URL }, 'LETKITE_DATABASE_URL'],
     ] as const) {
       const gateway = await runCliCommand(['gateway'], { ...env, LETKITE_PORT: '0', LETKITE_DATA: halfData });
       expect(gateway.code).not.toBe(0);
@@ -326,5 +266,29 @@ describe('cluster mode: gateways on one PostgreSQL database and NATS', () => {
     expect(readFileSync(log, 'utf8')).toBe('k');
     await client.close();
     await gatedClient.close();
+  });
+
+  test("a gateway's graceful shutdown sends its agents to another one at once; agents keep the list", async () => {
+    // The agents know both gateways from their welcomes, in their state files too.
+    const state = JSON.parse(readFileSync(join(a1.stateDir, 'agent.json'), 'utf8')) as { gateways?: string[] };
+    expect(state.gateways).toEqual([b.url]);
+    await a.restart();
+    const mark = (agent: TestAgent) => {
+      const p = agent.process as NonNullable<TestAgent['process']>;
+      const from = { out: p.stdout.length, err: p.stderr.length };
+      return () => p.stdout.slice(from.out) + p.stderr.slice(from.err);
+    };
+    const since = [mark(a1), mark(b1)];
+    const stoppedAt = Date.now();
+    await b.stop();
+    for (const output of since) {
+      await waitFor('the agent back on A', () => output().includes(`connected to ${a.url}`), 10_000);
+    }
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+    const viaA = (await movableClient(() => a.url, full)).client;
+    await machineOnline(viaA, 'b1');
+    const r = await callTool<ExecOut>(viaA, 'exec', { machine: 'b1', command: 'echo moved' });
+    expect(r.data.stdout).toBe('moved\n');
+    await viaA.close();
   });
 });
