@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, mcpClient, RUN_AS, type TestAgent, TestGateway } from './support/letkite';
 import { cliMain, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
+import { RogueGateway } from './support/rogue-gateway';
 
 /**
  * Wake-on-LAN for real (issue #15): two network namespaces joined by a veth pair stand for a LAN. The sending
@@ -91,12 +92,34 @@ describe.skipIf(!canNetns)("Wake-on-LAN through an agent on the sleeping machine
   const macB = `02:4c:4b:${tag.slice(0, 2)}:${tag.slice(2, 4)}:${tag.slice(4, 6)}`;
   let gw: TestGateway;
   let client: Client;
-  let bridge: Server;
+  const bridges: Server[] = [];
   let dir: string;
   const procs: NsProcess[] = [];
   const hostAgents: TestAgent[] = [];
   let listener: NsProcess;
   const agents = new Map<string, { proc: NsProcess; stateDir: string }>();
+
+  /** A Unix socket in `dir` whose every connection is carried to 127.0.0.1:port of the host namespace. */
+  async function bridgeTo(port: number, name: string): Promise<string> {
+    const sock = join(dir, `${name}.sock`);
+    const server = createServer((c) => {
+      const u = tcpConnect(port, '127.0.0.1');
+      c.pipe(u);
+      u.pipe(c);
+      c.on('error', () => u.destroy());
+      u.on('error', () => c.destroy());
+    });
+    bridges.push(server);
+    await new Promise<void>((r) => server.listen(sock, r));
+    return sock;
+  }
+
+  /** Makes localhost:port inside the namespace reach the bridge's socket. */
+  async function forward(ns: string, port: number, sock: string): Promise<void> {
+    const fwd = new NsProcess(ns, ['-e', FORWARDER, String(port), sock]);
+    procs.push(fwd);
+    await fwd.waitFor(/forwarding/);
+  }
 
   async function nsAgent(ns: string, name: string, ceiling: string): Promise<NsProcess> {
     const stateDir = tempDir(`wake-${name}`);
@@ -136,15 +159,7 @@ describe.skipIf(!canNetns)("Wake-on-LAN through an agent on the sleeping machine
     gw = await TestGateway.start();
     client = await mcpClient(gw.url, await gw.apiToken());
     // The bridge from the namespaces to the gateway.
-    const sock = join(dir, 'gw.sock');
-    bridge = createServer((c) => {
-      const u = tcpConnect(gw.port, '127.0.0.1');
-      c.pipe(u);
-      u.pipe(c);
-      c.on('error', () => u.destroy());
-      u.on('error', () => c.destroy());
-    });
-    await new Promise<void>((r) => bridge.listen(sock, r));
+    const sock = await bridgeTo(gw.port, 'gw');
     ip('netns', 'add', nsA);
     ip('netns', 'add', nsB);
     ip('link', 'add', vethA, 'netns', nsA, 'type', 'veth', 'peer', 'name', vethB, 'netns', nsB);
@@ -156,9 +171,7 @@ describe.skipIf(!canNetns)("Wake-on-LAN through an agent on the sleeping machine
       ip('-n', ns, 'link', 'set', 'lo', 'up');
       ip('-n', ns, 'addr', 'add', `${subnet}.${host}/24`, 'brd', '+', 'dev', dev);
       ip('-n', ns, 'link', 'set', dev, 'up');
-      const fwd = new NsProcess(ns, ['-e', FORWARDER, String(gw.port), sock]);
-      procs.push(fwd);
-      await fwd.waitFor(/forwarding/);
+      await forward(ns, gw.port, sock);
     }
     listener = new NsProcess(nsB, ['-e', LISTENER]);
     procs.push(listener);
@@ -186,7 +199,7 @@ describe.skipIf(!canNetns)("Wake-on-LAN through an agent on the sleeping machine
     for (const a of hostAgents) await a.dispose();
     for (const p of procs.reverse()) await p.stop();
     await gw?.dispose();
-    bridge?.close();
+    for (const b of bridges) b.close();
     spawnSync('ip', ['netns', 'del', nsA]);
     spawnSync('ip', ['netns', 'del', nsB]);
     for (const { stateDir } of agents.values()) removeDir(stateDir);
@@ -218,6 +231,52 @@ describe.skipIf(!canNetns)("Wake-on-LAN through an agent on the sleeping machine
     expect(r.error?.details).toMatchObject({ layer: 'ceiling', key: 'wake' });
     await new Promise((res) => setTimeout(res, 1500));
     expect(packets().length).toBe(before);
+  });
+
+  test('a compromised gateway cannot make an agent whose ceiling says wake = false send anything', async () => {
+    // The rogue holds the pinned identity key and claims a wide policy with a human approval: only the ceiling
+    // can refuse, and it must do so on the machine itself.
+    const rogue = await RogueGateway.start();
+    const stateDir = tempDir('wake-rogue');
+    const ceilingPath = join(stateDir, 'ceiling.toml');
+    try {
+      const port = Number(new URL(rogue.url).port);
+      await forward(nsA, port, await bridgeTo(port, 'rogue'));
+      writeFileSync(join(stateDir, 'agent.json'), JSON.stringify(rogue.agentState('mch_rogue_wake')), { mode: 0o600 });
+      writeFileSync(ceilingPath, `${FULL_SHELL_CEILING}wake = false\n`, { mode: 0o644 });
+      const agent = new NsProcess(nsA, [
+        '--import',
+        'tsx',
+        cliMain,
+        'agent',
+        'run',
+        '--state-dir',
+        stateDir,
+        '--ceiling',
+        ceilingPath,
+      ]);
+      procs.push(agent);
+      await rogue.connected();
+      const mac = '02:de:ad:be:ef:01';
+      const context = { policy: 'full', approved: true, confirm: true, actor: 'mallory' };
+      const refused = await rogue.request('wake_send', { tool: 'wake_device', mac }, context);
+      expect(refused.error?.code).toBe('blocked_by_ceiling');
+      await new Promise((res) => setTimeout(res, 1500));
+      expect(packets().some((p) => p.hex === magicHex(mac.replace(/:/g, '')))).toBe(false);
+
+      // The same request once the machine's administrator allows wake: the refusal was the ceiling's.
+      const reports = rogue.reports.length;
+      writeFileSync(`${ceilingPath}.new`, `${FULL_SHELL_CEILING}wake = true\n`, { mode: 0o644 });
+      renameSync(`${ceilingPath}.new`, ceilingPath);
+      await waitFor('the new ceiling reported', () => rogue.reports.length > reports);
+      const sent = await rogue.request('wake_send', { tool: 'wake_device', mac }, context);
+      expect(sent.ok).toBe(true);
+      await waitFor('the packet once allowed', () => packets().some((p) => p.hex === magicHex(mac.replace(/:/g, ''))));
+      await agent.stop();
+    } finally {
+      await rogue.close();
+      removeDir(stateDir);
+    }
   });
 
   test("wake_node picks the online machine on the sleeper's subnet whose ceiling allows wake, with the sleeper's MAC", async () => {
