@@ -221,7 +221,12 @@ export {
   jobStopInput,
   jobTools,
 } from './tools/jobs';
-export { MachineSummary, machinesList } from './tools/machines-list';
+export {
+  MACHINES_LIST_DEFAULT_LIMIT,
+  MACHINES_LIST_MAX_LIMIT,
+  MachineSummary,
+  machinesList,
+} from './tools/machines-list';
 export { shellRun, shellRunInput, shellRunOutput } from './tools/shell-run';
 export {
   terminalClose,
@@ -256,5 +261,5 @@ export {
   tunnelsList,
   tunnelTools,
 } from './tools/tunnels';
-export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';
 export { wakeDevice, wakeDeviceInput, wakeNode, wakeNodeInput, wakeTools } from './tools/wake';
+export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';

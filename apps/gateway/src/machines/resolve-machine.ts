@@ -20,14 +20,23 @@ export async function reachableMachines(
   principal: MachineSeeker,
 ): Promise<Machine[]> {
   const all = await deps.store.listMachines(principal.accountId);
-  let reachable = all;
+  const reach = await reachTest(deps, principal);
+  return all.filter(reach);
+}
+
+/** The test `reachableMachines` applies, for one machine of the principal's account at a time. */
+async function reachTest(
+  deps: Pick<GatewayDeps, 'identity'>,
+  principal: MachineSeeker,
+): Promise<(m: Pick<Machine, 'id'>) => boolean> {
+  let byGroups: (m: Pick<Machine, 'id'>) => boolean = () => true;
   if (!seesEveryMachine(principal.role)) {
     const claims = await deps.identity.machineClaims(principal.accountId);
     const mine = new Set(await deps.identity.groupsOfUser(principal.accountId, principal.userId));
-    reachable = all.filter((m) => claims.get(m.id)?.some((g) => mine.has(g)) ?? true);
+    byGroups = (m) => claims.get(m.id)?.some((g) => mine.has(g)) ?? true;
   }
   const allowed = principal.grant?.machines ?? '*';
-  return allowed === '*' ? reachable : reachable.filter((m) => allowed.includes(m.id));
+  return allowed === '*' ? byGroups : (m) => byGroups(m) && allowed.includes(m.id);
 }
 
 /**
@@ -39,6 +48,10 @@ export async function resolveMachine(
   principal: MachineSeeker,
   ref: string,
 ): Promise<Machine> {
+  // By id (what clients pass after machines_list): one row, not the whole fleet, on every call. The same test as
+  // the list; anything else (a name, an id out of reach) takes the list below, which answers as it always did.
+  const one = await deps.store.getMachine(ref);
+  if (one !== null && one.accountId === principal.accountId && (await reachTest(deps, principal))(one)) return one;
   const machines = await reachableMachines(deps, principal);
   const byId = machines.find((m) => m.id === ref);
   if (byId) return byId;
