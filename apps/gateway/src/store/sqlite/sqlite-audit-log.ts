@@ -242,23 +242,54 @@ export function sealUnchainedRows(db: Database.Database): number {
     .immediate();
 }
 
+interface TakeoverClaims {
+  insert: Database.Statement;
+  /**
+   * (credential, machine) pairs this process has seen claimed (by it or another gateway). A notice row is never
+   * deleted, so a pair once claimed stays claimed: later calls on it answer false without a write transaction
+   * (the claim runs after every exec, write_file …). Only a cache of "already claimed": a pair not in it still
+   * goes to the database, which decides.
+   */
+  claimed: Set<string>;
+}
+
+const takeoverClaims = new WeakMap<Database.Database, TakeoverClaims>();
+/** Past this many pairs the cache starts over (the database still answers correctly, one write each). */
+const CLAIMED_CACHE_MAX = 100_000;
+
+function takeoverClaimsOf(db: Database.Database): TakeoverClaims {
+  let c = takeoverClaims.get(db);
+  if (c === undefined) {
+    c = {
+      insert: db.prepare(
+        `INSERT INTO takeover_notices (account_id, credential_id, machine_id, user_id, tool, at)
+         VALUES (@accountId, @credentialId, @machineId, @userId, @tool, @at) ON CONFLICT DO NOTHING`,
+      ),
+      claimed: new Set(),
+    };
+    takeoverClaims.set(db, c);
+  }
+  return c;
+}
+
 /** Inserts the (credential, machine) pair once, with its audit row; true only for the insert that counted. */
 export function claimTakeover(
   db: Database.Database,
   n: { accountId: string; credentialId: string; machineId: string; userId: string; tool: string; at: string },
   audit: AuditEventInput,
 ): boolean {
-  return db
+  const claims = takeoverClaimsOf(db);
+  const key = `${n.credentialId}\0${n.machineId}`;
+  if (claims.claimed.has(key)) return false;
+  const won = db
     .transaction(() => {
-      const won =
-        db
-          .prepare(
-            `INSERT INTO takeover_notices (account_id, credential_id, machine_id, user_id, tool, at)
-             VALUES (@accountId, @credentialId, @machineId, @userId, @tool, @at) ON CONFLICT DO NOTHING`,
-          )
-          .run(n).changes === 1;
-      if (won) insertAudit(db, audit);
-      return won;
+      const inserted = claims.insert.run(n).changes === 1;
+      if (inserted) insertAudit(db, audit);
+      return inserted;
     })
     .immediate();
+  // Only once the transaction committed: a failed audit insert rolled the claim back, so it stays unclaimed.
+  if (claims.claimed.size >= CLAIMED_CACHE_MAX) claims.claimed.clear();
+  claims.claimed.add(key);
+  return won;
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lt, or } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { McpSessionRecord, McpSessionStore } from '../../mcp/mcp-session-store';
 import { mcpSessions } from './mcp-sessions-schema';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
@@ -6,10 +6,28 @@ import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 /** The MCP sessions domain on the shared SQLite database (its own migrations stream, sqlite-mcp-sessions). */
 export class SqliteMcpSessionStore implements McpSessionStore {
   private readonly db: SqliteStore['db'];
+  /**
+   * `touch` runs on every MCP request: its two statements are prepared once (a drizzle query prepared per call
+   * costs more than running it), with the same guards as written out below.
+   */
+  private readonly touchRead;
+  private readonly touchWrite;
 
   constructor(core: SqliteStore) {
     this.db = core.db;
     migrateSqliteDomain(core.db, 'sqlite-mcp-sessions', '__drizzle_migrations_mcp_sessions');
+    this.touchRead = this.db
+      .select()
+      .from(mcpSessions)
+      .where(eq(mcpSessions.id, sql.placeholder('id')))
+      .prepare();
+    // Guarded like the read: a session closed or expired meanwhile (on another gateway) is not revived.
+    this.touchWrite = this.db
+      .update(mcpSessions)
+      .set({ lastSeenAt: sql`${sql.placeholder('now')}` })
+      .where(and(eq(mcpSessions.id, sql.placeholder('id')), isNull(mcpSessions.closedAt)))
+      .returning()
+      .prepare();
   }
 
   async open(session: Omit<McpSessionRecord, 'lastSeenAt' | 'closedAt'>): Promise<void> {
@@ -23,16 +41,10 @@ export class SqliteMcpSessionStore implements McpSessionStore {
     id: string,
     input: { now: string; idleBefore: string; touchEveryMs: number },
   ): Promise<McpSessionRecord | null> {
-    const row = this.db.select().from(mcpSessions).where(eq(mcpSessions.id, id)).get();
+    const row = this.touchRead.get({ id });
     if (!row || row.closedAt !== null || row.lastSeenAt <= input.idleBefore) return null;
     if (Date.parse(input.now) - Date.parse(row.lastSeenAt) < input.touchEveryMs) return row;
-    // Guarded like the read: a session closed or expired meanwhile (on another gateway) is not revived.
-    const touched = this.db
-      .update(mcpSessions)
-      .set({ lastSeenAt: input.now })
-      .where(and(eq(mcpSessions.id, id), isNull(mcpSessions.closedAt)))
-      .returning()
-      .get();
+    const touched = this.touchWrite.get({ id, now: input.now });
     return touched && touched.lastSeenAt > input.idleBefore ? touched : null;
   }
 
