@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,7 +10,7 @@ let rp: CwdPolicy;
 beforeAll(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'letkite-cwd-')));
   mkdirSync(join(root, 'work', 'sub'), { recursive: true });
-  mkdirSync(join(root, 'work', 'secret'));
+  mkdirSync(join(root, 'work', 'secret', 'inner'), { recursive: true });
   mkdirSync(join(root, 'ceiling-hidden'));
   mkdirSync(join(root, 'outside'));
   writeFileSync(join(root, 'work', 'file.txt'), 'x');
@@ -44,6 +44,7 @@ describe('checkCwd', () => {
     ['a directory only the ceiling hides', 'ceiling-hidden', 'blocked_by_ceiling'],
     ['a visible symlink into a denied directory', 'work/to-secret', 'not_found'],
     ['a visible symlink out of the rules', 'work/to-outside', 'not_found'],
+    ['a directory below a visible symlink into a denied one', 'work/to-secret/inner', 'not_found'],
     ['a missing directory', 'work/nope', 'not_found'],
     ['a file', 'work/file.txt', 'invalid_params'],
   ])('%s is refused (%s → %s)', async (_what, relative, code) => {
@@ -65,5 +66,21 @@ describe('checkCwd', () => {
     expect(await checkCwd(rp, undefined, join(root, 'work'))).toBe(join(root, 'work'));
     expect(await checkCwd(rp, undefined, join(root, 'work', 'secret'))).toBe('/');
     expect(await checkCwd(rp, undefined, join(root, 'missing-home'))).toBe('/');
+  });
+
+  // The fast path (one realpath when no symlink is on the way) must not remember anything between calls.
+  test('a directory swapped for a symlink into a denied one is refused on the next call', async () => {
+    const swap = join(root, 'work', 'swap');
+    mkdirSync(swap);
+    expect(await checkCwd(rp, swap, root)).toBe(swap);
+    renameSync(swap, join(root, 'work', 'swapped-away'));
+    symlinkSync(join(root, 'work', 'secret'), swap);
+    await expect(checkCwd(rp, swap, root)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(checkCwd(rp, undefined, swap)).resolves.toBe('/');
+  });
+
+  test('a home reached through a symlink resolves like any other directory', async () => {
+    expect(await checkCwd(rp, undefined, join(root, 'work', 'to-sub'))).toBe(join(root, 'work', 'sub'));
+    expect(await checkCwd(rp, undefined, join(root, 'work', 'to-secret'))).toBe('/');
   });
 });

@@ -1,8 +1,10 @@
+import type { Stats } from 'node:fs';
+import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { ClampedPolicy } from '@letkite/ceiling';
 import { fileAccess, layeredFileAccess, type Policy } from '@letkite/policy';
 import { isLetKiteError, LetKiteError } from '@letkite/protocol';
-import { type FileAccess, resolveExisting } from '../files/resolve-path';
+import { type FileAccess, normalizeAbsolute, resolveExisting } from '../files/resolve-path';
 
 /** The parts of a request's policy the working-directory check needs (see `requestPolicy`). */
 export interface CwdPolicy {
@@ -32,7 +34,7 @@ export async function checkCwd(rp: CwdPolicy, requested: string | undefined, hom
   const reach = reachOf(rp, home);
   if (requested === undefined) {
     try {
-      const found = await resolveExisting(home, reach);
+      const found = await resolveDirectory(home, reach);
       return found.stats.isDirectory() ? found.real : '/';
     } catch {
       return '/';
@@ -44,7 +46,7 @@ export async function checkCwd(rp: CwdPolicy, requested: string | undefined, hom
   const lexical = isAbsolute(expanded) ? resolve(expanded) : resolve(home, expanded);
   if (reach.access(lexical) === 'none') throw outsideRules(rp, lexical, requested, home);
   try {
-    const found = await resolveExisting(lexical, reach);
+    const found = await resolveDirectory(lexical, reach);
     if (!found.stats.isDirectory()) {
       throw new LetKiteError('invalid_params', `the working directory "${requested}" is not a directory`);
     }
@@ -53,6 +55,26 @@ export async function checkCwd(rp: CwdPolicy, requested: string | undefined, hom
     if (isLetKiteError(err, 'invalid_params')) throw err;
     throw new LetKiteError('not_found', `no such working directory: "${requested}"`);
   }
+}
+
+/**
+ * `resolveExisting` for a working directory, with a fast path for the common case: a path without a symlink
+ * anywhere on it (its realpath is itself) has one spelling, so the component-by-component lstat walk would check
+ * exactly what is checked here (the file rules on that one path, already passed) and find the same real path —
+ * one realpath and one lstat instead of an lstat per component. Anything else (a symlink on the way, a missing or
+ * unreadable path, protected paths in the reach) takes the full walk, which decides and words the answer. Nothing
+ * is cached: the AI controls the path, so it is resolved again on every call.
+ */
+async function resolveDirectory(path: string, reach: FileAccess): Promise<{ real: string; stats: Stats }> {
+  const lexical = normalizeAbsolute(path);
+  if (!reach.protectedPaths?.length && reach.access(lexical) !== 'none') {
+    const real = await realpath(lexical).catch(() => null);
+    if (real === lexical) {
+      const stats = await lstat(real).catch(() => null);
+      if (stats && !stats.isSymbolicLink()) return { real, stats };
+    }
+  }
+  return resolveExisting(path, reach);
 }
 
 function outsideRules(rp: CwdPolicy, lexical: string, requested: string, home: string): LetKiteError {
