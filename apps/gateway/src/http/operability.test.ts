@@ -21,6 +21,7 @@ import { SqliteIdentityStore } from '../store/sqlite/sqlite-identity-store';
 import { SqliteOAuthStore } from '../store/sqlite/sqlite-oauth-store';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { openTransferStore } from '../transfers/open-transfer-store';
+import { openMachineNetworkStore } from '../wake/open-machine-network-store';
 import { healthRoutes, type ReadinessCheck, shippedSqliteMigrations, sqliteMigrationsCheck } from './health';
 import { createGatewayLogger, prettyLine } from './logger';
 import { GatewayMetrics, metricsRoutes, PROMETHEUS_CONTENT_TYPE } from './metrics';
@@ -65,6 +66,7 @@ describe('health, readiness, metrics and request logs (through app.request)', ()
       identity: new SqliteIdentityStore(store, new TotpSeedCipher(randomBytes(32))),
       policies: openPolicyStore(store),
       transfers: openTransferStore(store),
+      machineNetworks: openMachineNetworkStore(store),
       mailer: createMailer({}),
       hub,
       approvals: openApprovals({
