@@ -6,7 +6,7 @@ import { encodeDataFrame } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { WebSocket } from 'ws';
-import { asPerson, TestAccount, type TestPerson } from './support/approvals';
+import { asPerson, TestAccount, type TestPerson, totpCode } from './support/approvals';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { CliProcess, freePort, removeDir, tempDir, waitFor } from './support/processes';
 import { RogueGateway } from './support/rogue-gateway';
@@ -315,6 +315,20 @@ describe('tunnels through a real gateway and agent', () => {
       expect(r.data.approval_id).toBeTruthy();
       const list = await callTool<{ tunnels: TunnelOut[] }>(ai, 'tunnels_list', {});
       expect(list.data.tunnels.length).toBe(before.data.tunnels.length);
+      // Approved (TOTP), the same call opens the tunnel.
+      const decided = await asPerson(gw, owner, 'POST', `/api/approvals/${r.data.approval_id}/approve`, {
+        method: 'totp',
+        code: await totpCode(owner),
+      });
+      expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+      const again = await callTool<TunnelOut>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `127.0.0.1:${echo.port}`,
+        kind: 'tcp',
+      });
+      expect(again.error).toBeUndefined();
+      expect(await echoThrough(again.data.tcp?.port as number, 'approved')).toBe('approved');
+      await callTool(ai, 'tunnel_close', { tunnel_id: again.data.tunnel_id });
     } finally {
       await ai.close();
     }
@@ -418,6 +432,41 @@ describe('tunnels through a real gateway and agent', () => {
       removeDir(dir);
     }
   }, 90_000);
+
+  test('letkite tunnel open waits for the approval a gated policy asks for, then forwards', async () => {
+    const gated = await account.token(owner.userId, {
+      ...policy([`127.0.0.1:${echo.port}`]),
+      approval: { tools: ['tunnel_open'], approvers: 'any_admin', timeout: '10m' },
+    });
+    const local = await freePort();
+    const cli = new CliProcess(
+      ['tunnel', 'open', 'alpha', `127.0.0.1:${echo.port}`, '--local', String(local), '--ttl', '120'],
+      { LETKITE_URL: gw.url, LETKITE_TOKEN: gated.token },
+    );
+    try {
+      let approvalId = '';
+      await waitFor(
+        'the CLI to ask for an approval',
+        () => {
+          const row = account.store.sqlite
+            .prepare("SELECT id FROM approval_requests WHERE status = 'pending' AND tool = 'tunnel_open'")
+            .get() as { id: string } | undefined;
+          approvalId = row?.id ?? '';
+          return approvalId !== '';
+        },
+        60_000,
+      );
+      const decided = await asPerson(gw, owner, 'POST', `/api/approvals/${approvalId}/approve`, {
+        method: 'totp',
+        code: await totpCode(owner),
+      });
+      expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+      await cli.waitForOutput(/forwarding /, 60_000);
+      expect(await echoThrough(local, 'approved by a person')).toBe('approved by a person');
+    } finally {
+      await cli.stop();
+    }
+  }, 120_000);
 
   test('the tunnel socket answers only the credential that opened the tunnel', async () => {
     const r = await callTool<TunnelOut>(client, 'tunnel_open', {

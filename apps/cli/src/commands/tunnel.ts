@@ -44,6 +44,19 @@ function toolAnswer(result: Awaited<ReturnType<Client['callTool']>>): TunnelAnsw
   return body;
 }
 
+/** Waits (approval_wait, 45 s at a time) until a person decided; the final status. */
+async function waitForApproval(client: Client, approvalId: string, log: (msg: string) => void): Promise<string> {
+  for (;;) {
+    const r = toolAnswer(
+      await client.callTool({ name: 'approval_wait', arguments: { approval_id: approvalId } }, undefined, {
+        timeout: 60_000,
+      }),
+    );
+    if (r.status !== 'pending') return r.status ?? 'denied';
+    log('still waiting for an approval');
+  }
+}
+
 /** The gateway's WebSocket URL for one connection of a tunnel. */
 function socketUrl(gateway: string, tunnelId: string): string {
   const u = new URL(`/tunnels/${tunnelId}/connect`, gateway);
@@ -113,16 +126,21 @@ export async function tunnel(args: string[], io: CliIo): Promise<number> {
     }),
   );
   const ttl = values.ttl === undefined ? undefined : Number(values.ttl);
-  const opened = toolAnswer(
-    await client.callTool({
-      name: 'tunnel_open',
-      arguments: { machine, target, kind: 'tcp', ...(ttl === undefined ? {} : { ttl_s: ttl }) },
-    }),
-  );
-  if (opened.status === 'pending_approval' || !opened.tunnel_id) {
-    io.stderr.write(
-      `${opened.message ?? 'the tunnel waits for an approval'}\nrun the same command again once approved\n`,
+  const open = async () =>
+    toolAnswer(
+      await client.callTool({
+        name: 'tunnel_open',
+        arguments: { machine, target, kind: 'tcp', ...(ttl === undefined ? {} : { ttl_s: ttl }) },
+      }),
     );
+  let opened = await open();
+  if (opened.status === 'pending_approval' && opened.approval_id) {
+    // The same call, repeated once a person approved it (the approval is bound to exactly these arguments).
+    io.stderr.write(`${opened.message ?? 'the tunnel waits for an approval'}\n`);
+    if ((await waitForApproval(client, opened.approval_id, log)) === 'approved') opened = await open();
+  }
+  if (!opened.tunnel_id) {
+    io.stderr.write('letkite: the tunnel was not opened (no approval)\n');
     await client.close();
     return EXIT_FAILED;
   }
