@@ -195,11 +195,11 @@ describe.each(backends)('PolicyStore on $name', (backend) => {
     expect(await policies.usesOf(accountId, 'ops', AT)).toEqual([]);
   });
 
-  test('account switches default to everything on and are saved with their audit row', async () => {
+  test('account switches default to everything on but the legacy SSE transport, and are saved with their audit row', async () => {
     expect(await policies.settings(accountId)).toMatchObject({
       mcpHttp: true,
       stdioBridge: true,
-      legacySse: true,
+      legacySse: false,
       disabledToolGroups: [],
       updatedAt: null,
     });
