@@ -225,6 +225,11 @@ describe('tunnels through a real gateway and agent', () => {
     expect((await fetch(url)).status).toBe(401);
     const other = await account.token(owner.userId, policy([`127.0.0.1:${portOf(web)}`]));
     expect((await fetch(url, { headers: { authorization: `Bearer ${other.token}` } })).status).toBe(404);
+    // A member who may not see machines does not see the tunnel either.
+    const blind = await account.person('Bo', 'member', { permissions: ['clients.connect'] });
+    expect((await fetch(url, { headers: { cookie: blind.cookie } })).status).toBe(404);
+    const viewer = await account.person('Vi', 'member', { permissions: ['machines.view'] });
+    expect((await fetch(url, { headers: { cookie: viewer.cookie } })).status).toBe(200);
     // A cookie-authenticated change from another site is refused (CSRF).
     const crossSite = await fetch(`${url}x`, {
       method: 'POST',

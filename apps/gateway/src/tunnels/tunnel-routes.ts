@@ -8,6 +8,7 @@ import type { GatewayDeps } from '../deps';
 import { httpStatusOf } from '../http/error-status';
 import { checkSameOrigin, currentUser, sessionCookieName } from '../identity/current-user';
 import { hasPermission } from '../identity/permissions';
+import { resolveMachine } from '../machines/resolve-machine';
 import type { OAuthStore } from '../oauth/oauth-store';
 import { mcpResource } from '../oauth/tokens';
 import type { Tunnel, TunnelRegistry } from './tunnel-registry';
@@ -44,7 +45,7 @@ function refuse(c: Context, err: unknown): Response {
 
 /**
  * Who may use a tunnel: the credential that opened it (its bearer token), or a person signed in to the tunnel's
- * account who may see machines. A cookie-authenticated change (POST …) must come from our own origin (CSRF).
+ * account who may see machines, that machine included. A cookie-authenticated change (POST …) must come from our own origin (CSRF).
  * Anything else looks like a tunnel that does not exist.
  */
 async function authorize(c: Context, deps: TunnelRouteDeps, tunnel: Tunnel): Promise<'bearer' | 'cookie'> {
@@ -64,6 +65,10 @@ async function authorize(c: Context, deps: TunnelRouteDeps, tunnel: Tunnel): Pro
   if (user.accountId !== tunnel.owner.accountId || !hasPermission(user, 'machines.view')) {
     throw new LetKiteError('not_found', `no tunnel "${tunnel.id}"`);
   }
+  // A machine a group claims is reachable only to that group's members (and owners and admins): so is its tunnel.
+  await resolveMachine(deps, user, tunnel.machineId).catch(() => {
+    throw new LetKiteError('not_found', `no tunnel "${tunnel.id}"`);
+  });
   checkSameOrigin(c, deps);
   return 'cookie';
 }
