@@ -1,25 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { openStore } from '@letkite/gateway';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import { runCli } from '../main';
+import { runCaptured, tempDirEachTest } from '../testing';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-let dir: string;
+const tmp = tempDirEachTest('letkite-admin-audit-');
 let accountId: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letkite-admin-audit-'));
-  const store = await openStore(join(dir, 'letkite.db'));
+  const store = await openStore(join(tmp.path, 'letkite.db'));
   accountId = (await store.bootstrap('2026-06-01T00:00:00.000Z')).account.id;
   for (let i = 0; i < 4; i++) {
     await store.appendAudit({
@@ -34,24 +23,13 @@ beforeEach(async () => {
   }
   await store.close();
 });
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
 
 async function cli(...args: string[]) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await runCli(['admin', 'audit', ...args, '--data', dir], {
-    stdin: Readable.from([]),
-    stdout,
-    stderr,
-    env: {},
-  });
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return runCaptured((io) => runCli(['admin', 'audit', ...args, '--data', tmp.path], io));
 }
 
 function sqlite(sql: string, ...params: unknown[]): void {
-  const db = new Database(join(dir, 'letkite.db'));
+  const db = new Database(join(tmp.path, 'letkite.db'));
   try {
     db.prepare(sql).run(...params);
   } finally {

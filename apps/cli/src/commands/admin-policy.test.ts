@@ -1,37 +1,19 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { runCli } from '../main';
+import { runCaptured, tempDirEachTest } from '../testing';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letkite-admin-policy-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = tempDirEachTest('letkite-admin-policy-');
 
 async function cli(...args: string[]) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await runCli(['admin', ...args, '--data', dir], { stdin: Readable.from([]), stdout, stderr, env: {} });
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return runCaptured((io) => runCli(['admin', ...args, '--data', tmp.path], io));
 }
 
 const OPS = 'name = "ops"\nshell = "full"\n\n[commands]\ndefault = "allow"\n';
 
 test('policy create, show, update and list act on the account policies with every version', async () => {
-  const file = join(dir, 'ops.toml');
+  const file = join(tmp.path, 'ops.toml');
   await writeFile(file, OPS);
   expect((await cli('policy', 'create', '--file', file)).code).toBe(0);
   await writeFile(file, OPS.replace('"allow"', '"approve"'));
@@ -45,7 +27,7 @@ test('policy create, show, update and list act on the account policies with ever
 });
 
 test('bad TOML exits 2 naming the line; a built-in cannot be changed', async () => {
-  const file = join(dir, 'bad.toml');
+  const file = join(tmp.path, 'bad.toml');
   await writeFile(file, 'name = "bad"\nshell = "sometimes"\n');
   const bad = await cli('policy', 'create', '--file', file);
   expect(bad.code).toBe(2);
@@ -57,7 +39,7 @@ test('bad TOML exits 2 naming the line; a built-in cannot be changed', async () 
 });
 
 test('a token made with --policy NAME stores the name, and the policy then cannot be deleted', async () => {
-  const file = join(dir, 'ops.toml');
+  const file = join(tmp.path, 'ops.toml');
   await writeFile(file, OPS);
   await cli('policy', 'create', '--file', file);
   expect((await cli('token', 'create', '--name', 'ci', '--policy', 'ops')).code).toBe(0);

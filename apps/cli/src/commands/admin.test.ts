@@ -1,41 +1,22 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { openStore } from '@letkite/gateway';
 import { parsePolicy } from '@letkite/policy';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { UsageError } from '../io';
+import { runCaptured, tempDirEachTest } from '../testing';
 import { admin } from './admin';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letkite-admin-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = tempDirEachTest('letkite-admin-');
 
 async function createToken(extra: string[]) {
-  const stdout = new Capture();
-  const code = await admin(['token', 'create', '--name', 'ci', '--data', dir, ...extra], {
-    stdin: Readable.from([]),
-    stdout,
-    stderr: new Capture(),
-    env: {},
-  });
-  const store = await openStore(join(dir, 'letkite.db'));
+  const { code, stdout } = await runCaptured((io) =>
+    admin(['token', 'create', '--name', 'ci', '--data', tmp.path, ...extra], io),
+  );
+  const store = await openStore(join(tmp.path, 'letkite.db'));
   try {
-    const token = await store.findApiTokenByHash(createHash('sha256').update(stdout.text.trim()).digest('hex'));
+    const token = await store.findApiTokenByHash(createHash('sha256').update(stdout.trim()).digest('hex'));
     return { code, grant: token?.grant };
   } finally {
     await store.close();
@@ -65,7 +46,7 @@ test('a built-in policy name and scopes given as groups and tools are stored in 
 });
 
 test('a policy file is parsed and stored inline, and reads back as a valid policy', async () => {
-  const file = join(dir, 'ops.toml');
+  const file = join(tmp.path, 'ops.toml');
   await writeFile(file, 'name = "ops"\nshell = "off"\nfiles = [{ path = "/srv", access = "ro" }]\n');
   const { grant } = await createToken(['--policy', file]);
   expect(grant?.policy).toMatchObject({ name: 'ops', shell: 'off' });

@@ -1,36 +1,18 @@
-import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { DEFAULT_CEILING, parseCeilingToml } from '@letkite/ceiling';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { runCaptured, tempDirEachTest } from '../testing';
 import { ceilingCheck } from './ceiling-check';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letkite-ceiling-check-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = tempDirEachTest('letkite-ceiling-check-');
 
 async function check(args: string[]) {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await ceilingCheck(args, { stdout, stderr });
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return runCaptured((io) => ceilingCheck(args, io));
 }
 
 async function ceilingFile(text: string, mode = 0o644): Promise<string> {
-  const path = join(dir, 'ceiling.toml');
+  const path = join(tmp.path, 'ceiling.toml');
   await writeFile(path, text);
   await chmod(path, mode);
   return path;
@@ -41,7 +23,7 @@ describe('letkite ceiling check', () => {
     'a ceiling in a directory its run-as account owns is reported: that account could replace it',
     async () => {
       const path = await ceilingFile('version = 1\nrun_as = "nobody"\n');
-      await chown(dir, 65534, 65534);
+      await chown(tmp.path, 65534, 65534);
       const { code, stderr } = await check(['--ceiling', path]);
       expect(code).not.toBe(0);
       expect(stderr).toMatch(/owned by uid 65534: the run_as account "nobody" could change its own ceiling/);
@@ -74,7 +56,7 @@ describe('letkite ceiling check', () => {
   });
 
   test('a missing file prints the defaults, with source: defaults', async () => {
-    const { code, stdout } = await check([`--ceiling=${join(dir, 'absent.toml')}`]);
+    const { code, stdout } = await check([`--ceiling=${join(tmp.path, 'absent.toml')}`]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^# source: defaults \(no file at .*absent\.toml\)\n/);
     expect(parseCeilingToml(stdout)).toEqual(DEFAULT_CEILING);
@@ -130,7 +112,7 @@ describe('letkite ceiling check', () => {
   });
 
   test('a directory in place of the file is refused', async () => {
-    const path = join(dir, 'ceiling.toml');
+    const path = join(tmp.path, 'ceiling.toml');
     await mkdir(path, { mode: 0o755 });
     const { code, stderr } = await check(['--ceiling', path]);
     expect(code).toBe(2);

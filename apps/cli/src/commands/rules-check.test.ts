@@ -1,36 +1,19 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { runCaptured, tempDirEachTest } from '../testing';
 import { rulesCheck } from './rules-check';
 
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'letkite-rules-check-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = tempDirEachTest('letkite-rules-check-');
 
 async function run(args: string[], input = '') {
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await rulesCheck(args, { stdin: Readable.from([input]), stdout, stderr });
-  const lines = stdout.text.split('\n').filter(Boolean);
-  return { code, stderr: stderr.text, results: lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
+  const { code, stdout, stderr } = await runCaptured((io) => rulesCheck(args, io), { input });
+  const lines = stdout.split('\n').filter(Boolean);
+  return { code, stderr, results: lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
 }
 
 async function policyFile(name: string, text: string): Promise<string> {
-  const path = join(dir, name);
+  const path = join(tmp.path, name);
   await writeFile(path, text);
   return path;
 }
@@ -126,7 +109,7 @@ describe('letkite rules check', () => {
   test('usage errors exit 2', async () => {
     expect((await run(['--', 'ls'])).code).toBe(2);
     expect((await run(['--policy'])).code).toBe(2);
-    expect((await run(['--policy', join(dir, 'missing.toml'), '--', 'ls'])).stderr).toMatch(/cannot read: ENOENT/);
+    expect((await run(['--policy', join(tmp.path, 'missing.toml'), '--', 'ls'])).stderr).toMatch(/cannot read: ENOENT/);
     expect((await run(['--policy', 'x.toml', '--bogus'])).code).toBe(2);
     const path = await policyFile('p.toml', tomlPolicy);
     expect((await run(['--policy', path, '--'])).code).toBe(2);
@@ -203,7 +186,7 @@ rules = [ { match = "ls *", verdict = "allow" }, { match = "make deploy", verdic
     expect((await run(['--policy', path, '--exit-code', '--bogus'])).code).toBe(64);
     expect((await run(['--policy', path, '--exit-code', '--'])).code).toBe(64);
     expect((await run(['--policy', broken, '--exit-code', '--', 'ls'])).code).toBe(64);
-    expect((await run(['--policy', join(dir, 'missing.toml'), '--exit-code', '--', 'ls'])).code).toBe(64);
+    expect((await run(['--policy', join(tmp.path, 'missing.toml'), '--exit-code', '--', 'ls'])).code).toBe(64);
     expect((await run(['--policy', path, '--jsonl', '--', 'ls'])).code).toBe(2);
   });
 });
