@@ -180,6 +180,14 @@ function run(
   });
 }
 
+/** `letkite ARGS…` as a command line (the node binary first), for running it under `unshare` or `runuser`. */
+const letkite = (...args: string[]) => [process.execPath, '--import', 'tsx', cliMain, ...args];
+
+/** `letkite agent join URL -` (the join token on stdin) keeping its state and `ceiling.toml` in `dir`. */
+function joinArgs(url: string, dir: string, ...flags: string[]): string[] {
+  return ['agent', 'join', url, '-', ...flags, '--state-dir', join(dir, 's'), '--ceiling', join(dir, 'ceiling.toml')];
+}
+
 const isRoot = process.getuid?.() === 0;
 const canUnshare = isRoot && spawnSync('unshare', ['--mount', 'true']).status === 0;
 
@@ -210,23 +218,10 @@ describe('what tripped a new user: agent join and run_as', () => {
       }
       const ceiling = join(dir, 'ceiling.toml');
       const script = 'mount --bind "$0" /etc && exec "$@"';
-      const args = [process.execPath, '--import', 'tsx', cliMain, 'agent', 'join', gw.url, '-', '--name', 'rootbox'];
+      const args = letkite(...joinArgs(gw.url, dir, '--name', 'rootbox'));
       const r = await run(
         'unshare',
-        [
-          '--mount',
-          '--propagation',
-          'private',
-          'sh',
-          '-c',
-          script,
-          etc,
-          ...args,
-          '--state-dir',
-          join(dir, 's'),
-          '--ceiling',
-          ceiling,
-        ],
+        ['--mount', '--propagation', 'private', 'sh', '-c', script, etc, ...args],
         await gw.joinToken(),
       );
       expect(r.code, r.stderr).toBe(0);
@@ -254,25 +249,7 @@ describe('what tripped a new user: agent join and run_as', () => {
     const ceiling = join(dir, 'ceiling.toml');
     const r = await run(
       'runuser',
-      [
-        '-u',
-        'nobody',
-        '--',
-        process.execPath,
-        '--import',
-        'tsx',
-        cliMain,
-        'agent',
-        'join',
-        gw.url,
-        '-',
-        '--name',
-        'userbox',
-        '--state-dir',
-        join(dir, 's'),
-        '--ceiling',
-        ceiling,
-      ],
+      ['-u', 'nobody', '--', ...letkite(...joinArgs(gw.url, dir, '--name', 'userbox'))],
       await gw.joinToken(),
     );
     expect(r.code, r.stderr).toBe(0);
@@ -285,49 +262,13 @@ describe('what tripped a new user: agent join and run_as', () => {
     const dir = tempDir('join-runas');
     dirs.push(dir);
     const token = await gw.joinToken();
-    const bad = await run(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        cliMain,
-        'agent',
-        'join',
-        gw.url,
-        '-',
-        '--run-as',
-        'no-such-user-x',
-        '--state-dir',
-        join(dir, 's'),
-        '--ceiling',
-        join(dir, 'c.toml'),
-      ],
-      token,
-    );
+    const bad = await runCliCommand(joinArgs(gw.url, dir, '--run-as', 'no-such-user-x'), {}, token);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('invalid_params');
     // The same token still works.
-    const ok = await run(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        cliMain,
-        'agent',
-        'join',
-        gw.url,
-        '-',
-        '--run-as',
-        'nobody',
-        '--state-dir',
-        join(dir, 's'),
-        '--ceiling',
-        join(dir, 'c.toml'),
-      ],
-      token,
-    );
+    const ok = await runCliCommand(joinArgs(gw.url, dir, '--run-as', 'nobody'), {}, token);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(readFileSync(join(dir, 'c.toml'), 'utf8')).toMatch(/^run_as = "nobody"/m);
+    expect(readFileSync(join(dir, 'ceiling.toml'), 'utf8')).toMatch(/^run_as = "nobody"/m);
   });
 });
 
@@ -434,8 +375,7 @@ describe('what tripped a new user: machine names', () => {
     const enroll = async (extra: string[], token?: string) => {
       const dir = tempDir('names');
       dirs.push(dir);
-      const args = ['agent', 'join', gw.url, '-', '--state-dir', join(dir, 's'), '--ceiling', join(dir, 'c.toml')];
-      return runCliCommand([...args, '--run-as', 'nobody', ...extra], {}, token ?? (await gw.joinToken()));
+      return runCliCommand(joinArgs(gw.url, dir, '--run-as', 'nobody', ...extra), {}, token ?? (await gw.joinToken()));
     };
     const first = await enroll([]);
     expect(first.code, first.stderr).toBe(0);
