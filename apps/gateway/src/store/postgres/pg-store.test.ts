@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { pgMigrationsCheck, shippedPgMigrations } from '../../http/health';
 import { openStore } from '../open-store';
@@ -109,4 +110,72 @@ test("the activity log's filters use the (account, column, id) indexes", async (
   expect(plans.action).toMatch(/audit_account_action/);
   expect(plans.time).toMatch(/audit_account_at|audit_events_pkey/);
   for (const plan of Object.values(plans)) expect(plan).not.toMatch(/Seq Scan/);
+}, 60_000);
+
+test('on a database with a linguistic collation, machines still list and tool calls still filter as on SQLite', async () => {
+  // The server here defaults to C; an operator's database often is en_US. Create one with ICU en-US.
+  const admin = new URL(db.url);
+  const name = `letkite_test_icu_${Math.random().toString(16).slice(2, 10)}`;
+  admin.pathname = '/postgres';
+  const run = async (statement: string) => {
+    const c = new pg.Client({ connectionString: admin.toString() });
+    await c.connect();
+    try {
+      await c.query(statement);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(`CREATE DATABASE "${name}" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+  const url = new URL(db.url);
+  url.pathname = `/${name}`;
+  const icu = await PgStore.open(url.toString());
+  try {
+    const at = new Date().toISOString();
+    const { account, owner } = await icu.bootstrap(at);
+    const audit = { accountId: account.id, at, actor: `user:${owner.id}`, action: 'machine.enroll' };
+    for (const [i, machineName] of ['b', 'A', 'c', 'B2'].entries()) {
+      const jt = `jt_${i}`;
+      await icu.createJoinToken(
+        {
+          id: jt,
+          accountId: account.id,
+          createdBy: owner.id,
+          createdAt: at,
+          expiresAt: at,
+          usedAt: null,
+          machineId: null,
+          tokenHash: `h${i}`,
+        },
+        audit,
+      );
+      const machine = {
+        id: `mch_${i}`,
+        accountId: account.id,
+        name: machineName,
+        publicKey: `pk${i}`,
+        hostname: null,
+        os: null,
+        osRelease: null,
+        arch: null,
+        agentVersion: null,
+        labels: [],
+        ceiling: null,
+        ceilingSource: null,
+        ceilingError: null,
+        enrolledAt: at,
+        lastSeenAt: null,
+      };
+      expect((await icu.enrollMachine(jt, machine, audit, 'refuse')).ok).toBe(true);
+    }
+    // Bytes: upper case first, as SQLite orders them (en-US would give A, b, B2, c).
+    expect((await icu.listMachines(account.id)).map((m) => m.name)).toEqual(['A', 'B2', 'b', 'c']);
+    for (const action of ['tool.exec', 'tool-x', 'toolbox', 'tool/x', 'takeover.notice'])
+      await icu.appendAudit({ accountId: account.id, at, actor: 'system', action });
+    const calls = await icu.listAudit(account.id, { limit: 50, toolCalls: true });
+    expect(calls.map((r) => r.action)).toEqual(['tool.exec']);
+  } finally {
+    await icu.close();
+    await run(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
 }, 60_000);
