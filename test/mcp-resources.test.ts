@@ -1,5 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { waitFor } from './support/processes';
@@ -197,5 +201,45 @@ describe('MCP resources, completion and logging through a real gateway and agent
     );
     expect(JSON.stringify(messages)).not.toContain(FAKE_GITHUB_TOKEN);
     expect(messages.some((m) => m.level === 'debug')).toBe(false);
+  });
+
+  test('resources/subscribe: a terminal screen that changes and a machine that goes away are announced', async () => {
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+    });
+    expect(client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
+    const screen = `letkite://terminals/${terminal}/screen`;
+    await client.subscribeResource({ uri: screen });
+    await client.subscribeResource({ uri: 'letkite://machines' });
+    // Subscribing to what cannot be read is refused like reading it.
+    expect(
+      await client.subscribeResource({ uri: 'letkite://terminals/term_doesnotexist00/screen' }).then(
+        () => null,
+        (e: McpError) => e.code,
+      ),
+    ).toBe(-32002);
+    // The watcher's first look is its baseline: give it one before changing anything.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(updated).toEqual([]);
+    await callTool(client, 'terminal_send', {
+      machine: 'res-box',
+      terminal_id: terminal,
+      text: 'echo SUBSCRIBED-$((40+2))',
+      submit: true,
+    });
+    await waitFor('the screen update', async () => updated.includes(screen));
+    await other.stop();
+    await waitFor('the machines update', async () => updated.includes('letkite://machines'));
+    await client.unsubscribeResource({ uri: screen });
+    const seen = updated.filter((u) => u === screen).length;
+    await callTool(client, 'terminal_send', {
+      machine: 'res-box',
+      terminal_id: terminal,
+      text: 'echo AFTER',
+      submit: true,
+    });
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(updated.filter((u) => u === screen).length).toBe(seen);
   });
 });

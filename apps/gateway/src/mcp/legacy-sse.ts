@@ -12,6 +12,7 @@ import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { refuseDisabledTransport } from '../policy/account-switches';
 import type { McpSessionRecord } from './mcp-session-store';
+import type { ResourceSubscriptions } from './resources/subscriptions';
 import { newMcpSessionId } from './session-facts';
 
 /** The path a legacy client POSTs its messages to (announced in the stream's `endpoint` event). */
@@ -31,6 +32,7 @@ export interface LegacyHost {
   open(principal: Principal, initialize: InitializeRequest, id?: string): Promise<McpSessionRecord>;
   session(id: string, principal: Principal): Promise<McpSessionRecord | null>;
   closeSession(id: string): Promise<void>;
+  subscriptions: Pick<ResourceSubscriptions, 'addChannel'>;
 }
 
 /** The server side of one SSE stream: messages to the client are `message` events on it. */
@@ -68,6 +70,8 @@ interface LegacyStream {
   /** Filled in by `initialize`: until then only `initialize` and `ping` are served. */
   session: McpSessionRecord;
   opened: boolean;
+  /** Stops resource updates to this stream. */
+  removeChannel: () => void;
 }
 
 function errorResponse(status: number, e: LetKiteError): Response {
@@ -168,7 +172,13 @@ export class LegacySseEndpoint {
       closedAt: null,
     };
     const server = this.host.createServer(principal, session, { transport });
-    this.streams.set(id, { principal, transport, server, session, opened: false });
+    // Resource updates of this session travel on its stream, as every server message does in this transport.
+    const removeChannel = this.host.subscriptions.addChannel(id, {
+      principal,
+      notify: (uri) => transport.send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } }),
+      close: () => void this.end(id),
+    });
+    this.streams.set(id, { principal, transport, server, session, opened: false, removeChannel });
     void server.connect(transport);
     write(`event: endpoint\ndata: ${LEGACY_MESSAGE_PATH}?sessionId=${encodeURIComponent(id)}\n\n`);
     keepalive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
@@ -219,6 +229,7 @@ export class LegacySseEndpoint {
     const stream = this.streams.get(id);
     if (!stream) return;
     this.streams.delete(id);
+    stream.removeChannel();
     await stream.server.close().catch(() => undefined);
     await stream.transport.close().catch(() => undefined);
     // The session ends with its stream (a reconnecting client opens a new one).

@@ -15,8 +15,11 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/principal';
 import type { EventPayload } from '../coordination/coordination';
@@ -27,16 +30,25 @@ import {
   refuseDisabledTransport,
   transportOf,
 } from '../policy/account-switches';
+import { parseServiceInput } from '../services/define-service';
 import { complete } from './completion';
 import { approveThroughClient, isPendingAnswer } from './elicitation';
 import { LegacySseEndpoint } from './legacy-sse';
 import { levelOfOutcome, sessionLogger } from './logging';
 import type { McpSessionRecord, McpSessionStore } from './mcp-session-store';
 import { openMcpSessionStore } from './open-mcp-session-store';
-import { listResources, readResource } from './resources/read-resource';
+import { listResources, type ResourceContext, readResource } from './resources/read-resource';
 import { resourceTemplates } from './resources/resource-uris';
+import { ResourceSubscriptions } from './resources/subscriptions';
 import { newMcpSessionId, SessionFactBook } from './session-facts';
-import { type CallToolResult, errorResult, publishedTool, runTool, type ToolHandler } from './tool-handler';
+import {
+  type CallToolResult,
+  errorResult,
+  publishedTool,
+  runTool,
+  type ToolHandler,
+  toolCallContext,
+} from './tool-handler';
 
 /** Coordination topic: a credential was revoked; every gateway aborts its running calls (`credential_id`). */
 export const CREDENTIAL_REVOKED_TOPIC = 'credential.revoked';
@@ -181,6 +193,8 @@ export class McpEndpoint {
   readonly facts: SessionFactBook;
   /** The 2024-11-05 HTTP+SSE transport (`/mcp/sse`, `/mcp/message`), on the same sessions and handlers. */
   readonly legacySse: LegacySseEndpoint;
+  /** resources/subscribe: who watches what, and the watcher of the streams held here. */
+  readonly subscriptions: ResourceSubscriptions;
   /** Transports of this gateway waiting for a client's answer to a request we sent (an elicitation), by session. */
   private readonly awaitingAnswers = new Map<string, Set<WebStandardStreamableHTTPServerTransport>>();
   /** Tool calls running here that a client may cancel, by session id and JSON-RPC request id. */
@@ -189,11 +203,12 @@ export class McpEndpoint {
   constructor(
     private readonly deps: GatewayDeps,
     private readonly handlers: readonly ToolHandler[],
-    options: { sessions?: McpSessionStore; idleMs?: number } = {},
+    options: { sessions?: McpSessionStore; idleMs?: number; watchMs?: number } = {},
   ) {
     this.sessions = options.sessions ?? openMcpSessionStore(deps.store);
     this.idleMs = options.idleMs ?? DEFAULT_MCP_SESSION_IDLE_MS;
     this.facts = new SessionFactBook(deps.coordination);
+    this.subscriptions = new ResourceSubscriptions(deps.coordination, (p) => this.quietContext(p), options.watchMs);
     this.legacySse = new LegacySseEndpoint(deps, this);
     const events = deps.coordination.events;
     this.unsubscribe = [
@@ -201,6 +216,7 @@ export class McpEndpoint {
         if (typeof p.credential_id !== 'string') return;
         this.abortRunning((c) => c.credentialId === p.credential_id);
         this.legacySse.closeWhere((c) => c.credentialId === p.credential_id);
+        this.subscriptions.closeWhere((c) => c.credentialId === p.credential_id);
       }),
       events.subscribe(USER_SESSIONS_CLOSED_TOPIC, (p: EventPayload) => {
         if (typeof p.user_id !== 'string') return;
@@ -209,6 +225,7 @@ export class McpEndpoint {
           c.userId === p.user_id && (accountId === null || c.accountId === accountId);
         this.abortRunning(match);
         this.legacySse.closeWhere(match);
+        this.subscriptions.closeWhere(match);
       }),
       events.subscribe(MCP_REQUEST_CANCELLED_TOPIC, (p: EventPayload) => {
         if (typeof p.session_id !== 'string' || typeof p.request_id !== 'string') return;
@@ -234,9 +251,14 @@ export class McpEndpoint {
         headers: { 'content-type': 'application/json' },
       });
     }
-    // No server-initiated messages exist here (tools.listChanged is false, no requests to the client), so there is
-    // no standalone SSE stream to offer: the spec allows 405 for GET.
-    if (request.method === 'GET') return methodNotAllowed();
+    // GET: the session's standalone SSE stream, on which it hears `notifications/resources/updated`.
+    if (request.method === 'GET') {
+      if (!request.headers.get('accept')?.includes('text/event-stream')) return methodNotAllowed();
+      if (!sessionId) return jsonRpcError(400, -32000, 'Bad Request: no session id');
+      const session = await this.liveSession(sessionId, principal);
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      return this.notificationStream(session.id, principal);
+    }
     if (request.method === 'DELETE') {
       if (!sessionId) return jsonRpcError(400, -32000, 'Bad Request: no session id');
       const session = await this.liveSession(sessionId, principal);
@@ -297,6 +319,7 @@ export class McpEndpoint {
   async close(): Promise<void> {
     for (const off of this.unsubscribe.splice(0)) off();
     this.facts.close();
+    this.subscriptions.close();
     await this.legacySse.close();
     this.abortRunning(() => true);
     await Promise.all([...this.running].map((c) => c.transport.close()));
@@ -338,6 +361,108 @@ export class McpEndpoint {
       await this.facts.set(session.id, { elicitationUrl: true });
     }
     return session;
+  }
+
+  /** The handler of a tool the principal may call right now, or the refusal tools/call would answer. */
+  private async callableHandler(
+    principal: Principal,
+    name: string,
+  ): Promise<{ handler: ToolHandler } | { refusal: CallToolResult }> {
+    const handler = this.handlers.find((t) => t.descriptor.name === name);
+    if (!handler) return { refusal: errorResult(new LetKiteError('not_found', `no tool "${name}"`)) };
+    const callable = await callableTools(this.deps.policies, principal);
+    try {
+      refuseDisabledToolGroup(callable.settings, handler.descriptor.name);
+    } catch (err) {
+      return { refusal: errorResult(toLetKiteError(err)) };
+    }
+    if (!callable.tools.has(handler.descriptor.name)) {
+      if (callable.policyError) return { refusal: errorResult(toLetKiteError(callable.policyError)) };
+      return { refusal: errorResult(new LetKiteError('not_found', `no tool "${name}"`)) };
+    }
+    return { handler };
+  }
+
+  /**
+   * A resource context whose tool runs make every check but write no audit row: the subscription watcher's
+   * periodic looks (a person's own reads and subscribe requests are audited as tool calls).
+   */
+  private quietContext(principal: Principal): ResourceContext {
+    const invoke = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => {
+      const found = await this.callableHandler(principal, name);
+      if ('refusal' in found) return found.refusal;
+      const { handler } = found;
+      try {
+        const ctx = toolCallContext({
+          deps: this.deps,
+          principal,
+          signal: AbortSignal.timeout(30_000),
+          progress: async () => {},
+          audit: {},
+        });
+        const result = (await handler.service.run(
+          ctx,
+          parseServiceInput(handler.descriptor.input, args, name),
+        )) as Record<string, unknown>;
+        return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+      } catch (err) {
+        return errorResult(toLetKiteError(err));
+      }
+    };
+    return {
+      deps: this.deps,
+      principal,
+      invoke,
+      callable: async () => (await callableTools(this.deps.policies, principal)).tools,
+    };
+  }
+
+  /**
+   * The standalone stream of a session: server notifications not tied to a request (resource updates). Held by
+   * this gateway; a newer GET of the same session replaces it. Comments keep proxies from closing it.
+   */
+  private notificationStream(sessionId: string, principal: Principal): Response {
+    const encoder = new TextEncoder();
+    let remove = () => {};
+    let keepalive: NodeJS.Timeout | undefined;
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const end = () => {
+      clearInterval(keepalive);
+      remove();
+      try {
+        controller.close();
+      } catch {
+        // already closed
+      }
+    };
+    const write = (chunk: string) => {
+      try {
+        controller.enqueue(encoder.encode(chunk));
+      } catch {
+        end();
+      }
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+      cancel: () => end(),
+    });
+    remove = this.subscriptions.addChannel(sessionId, {
+      principal,
+      notify: async (uri) => {
+        const message = { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } };
+        write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+      },
+      close: end,
+    });
+    write(': stream open\n\n');
+    keepalive = setInterval(() => write(': keep-alive\n\n'), 15_000);
+    keepalive.unref();
+    return new Response(body, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform' },
+    });
   }
 
   /** Closes one session (its transport ended). */
@@ -443,7 +568,7 @@ export class McpEndpoint {
       {
         capabilities: {
           tools: { listChanged: false },
-          resources: { listChanged: false },
+          resources: { subscribe: true, listChanged: false },
           logging: {},
           completions: {},
         },
@@ -472,18 +597,9 @@ export class McpEndpoint {
       signal: AbortSignal,
       progress: (progress: number, total?: number, message?: string) => Promise<void>,
     ): Promise<CallToolResult> => {
-      const handler = this.handlers.find((t) => t.descriptor.name === name);
-      if (!handler) return errorResult(new LetKiteError('not_found', `no tool "${name}"`));
-      const callable = await callableTools(this.deps.policies, principal);
-      try {
-        refuseDisabledToolGroup(callable.settings, handler.descriptor.name);
-      } catch (err) {
-        return errorResult(toLetKiteError(err));
-      }
-      if (!callable.tools.has(handler.descriptor.name)) {
-        if (callable.policyError) return errorResult(toLetKiteError(callable.policyError));
-        return errorResult(new LetKiteError('not_found', `no tool "${name}"`));
-      }
+      const found = await this.callableHandler(principal, name);
+      if ('refusal' in found) return found.refusal;
+      const { handler } = found;
       const call: RunningCall = {
         credentialId: principal.credentialId,
         userId: principal.userId,
@@ -586,6 +702,20 @@ export class McpEndpoint {
     server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => ({
       contents: [await readResource(resourceContext(extra.signal), req.params.uri)],
     }));
+    // A subscription is only taken for a resource the caller can read now (the read is its check).
+    server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
+      await readResource(resourceContext(extra.signal), req.params.uri);
+      try {
+        await this.subscriptions.subscribe(session.id, req.params.uri);
+      } catch (err) {
+        throw new McpError(-32600, toLetKiteError(err).message);
+      }
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+      await this.subscriptions.unsubscribe(session.id, req.params.uri);
+      return {};
+    });
     server.setRequestHandler(CompleteRequestSchema, async (req) => complete(this.deps, principal, req.params));
     // The level outlives this throw-away server: kept with the session's facts (every gateway hears of it).
     server.setRequestHandler(SetLevelRequestSchema, async (req) => {
