@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { connect } from 'nats';
 import { Secret, TOTP } from 'otpauth';
 import pg from 'pg';
 import { openIdentityStore } from '../../apps/gateway/src/identity/open-identity-store';
@@ -96,5 +97,22 @@ export class TestCluster {
     await this.pool.end().catch(() => undefined);
     await this.store.close().catch(() => undefined);
     await this.db.drop();
+    await this.dropNatsBuckets().catch(() => undefined);
+  }
+
+  /** The KV buckets the gateways made under this cluster's prefix (presence, registry, limiters, leases). */
+  private async dropNatsBuckets(): Promise<void> {
+    const nc = await connect({ servers: TEST_NATS_URL.replace(/^nats:\/\//, '') });
+    try {
+      const jsm = await nc.jetstreamManager();
+      // The hub's buckets are `<prefix>-…`, coordination's `<prefix>_…`.
+      const ours = [`KV_${this.env.LETKITE_NATS_PREFIX}-`, `KV_${this.env.LETKITE_NATS_PREFIX}_`];
+      for await (const stream of jsm.streams.list()) {
+        const name = stream.config.name;
+        if (ours.some((p) => name.startsWith(p))) await jsm.streams.delete(name);
+      }
+    } finally {
+      await nc.close();
+    }
   }
 }
