@@ -467,6 +467,20 @@ describe('8: git_status and git_diff never read a hidden repository nor run what
     ];
   }
 
+  /** A fresh directory `<work>/<name>-<random>`, made a repository with `git init` unless `init` is false. */
+  function visible(name: string, init = true): string {
+    const path = join(work, `${name}-${unique()}`);
+    mkdirSync(path);
+    if (init) git(path, 'init', '-q');
+    return path;
+  }
+
+  /** The paths git_status lists at `path`, and its whole answer for the assertion message. */
+  async function statusPaths(path: string): Promise<{ paths: string[] | undefined; answer: string }> {
+    const status = await callTool<{ entries: { path: string }[] }>(full, 'git_status', { machine: 'git-box', path });
+    return { paths: status.data.entries?.map((e) => e.path), answer: JSON.stringify(status) };
+  }
+
   function expectNothingOfIt(results: Awaited<ReturnType<typeof bothTools>>) {
     for (const r of results) {
       expect(r.ok, JSON.stringify(r)).toBe(false);
@@ -479,86 +493,66 @@ describe('8: git_status and git_diff never read a hidden repository nor run what
   }
 
   test('a .git file with gitdir: into the denied repository', async () => {
-    const visible = join(work, `gitfile-${unique()}`);
-    mkdirSync(visible);
-    writeFileSync(join(visible, '.git'), `gitdir: ${join(hiddenRepo, '.git')}\n`);
-    writeFileSync(join(visible, 'plans.txt'), 'changed in the visible work tree\n');
-    expectNothingOfIt(await bothTools(visible));
+    const tree = visible('gitfile', false);
+    writeFileSync(join(tree, '.git'), `gitdir: ${join(hiddenRepo, '.git')}\n`);
+    writeFileSync(join(tree, 'plans.txt'), 'changed in the visible work tree\n');
+    expectNothingOfIt(await bothTools(tree));
   });
 
   test('a .git directory whose commondir points into the denied repository', async () => {
-    const visible = join(work, `common-${unique()}`);
-    const gitDir = join(visible, '.git');
+    const tree = join(work, `common-${unique()}`);
+    const gitDir = join(tree, '.git');
     mkdirSync(gitDir, { recursive: true });
     writeFileSync(join(gitDir, 'commondir'), `${join(hiddenRepo, '.git')}\n`);
     writeFileSync(join(gitDir, 'HEAD'), 'ref: refs/heads/master\n');
     execFileSync('cp', [join(hiddenRepo, '.git', 'index'), join(gitDir, 'index')]);
-    writeFileSync(join(visible, 'plans.txt'), 'changed\n');
-    expectNothingOfIt(await bothTools(visible));
+    writeFileSync(join(tree, 'plans.txt'), 'changed\n');
+    expectNothingOfIt(await bothTools(tree));
   });
 
   test('a repository borrowing the denied objects through objects/info/alternates or a symlinked objects dir', async () => {
     for (const kind of ['alternates', 'symlink'] as const) {
-      const visible = join(work, `${kind}-${unique()}`);
-      mkdirSync(visible);
-      git(visible, 'init', '-q');
+      const repo = visible(kind);
       if (kind === 'alternates') {
-        writeFileSync(
-          join(visible, '.git', 'objects', 'info', 'alternates'),
-          `${join(hiddenRepo, '.git', 'objects')}\n`,
-        );
+        writeFileSync(join(repo, '.git', 'objects', 'info', 'alternates'), `${join(hiddenRepo, '.git', 'objects')}\n`);
       } else {
-        rmSync(join(visible, '.git', 'objects'), { recursive: true });
-        symlinkSync(join(hiddenRepo, '.git', 'objects'), join(visible, '.git', 'objects'));
+        rmSync(join(repo, '.git', 'objects'), { recursive: true });
+        symlinkSync(join(hiddenRepo, '.git', 'objects'), join(repo, '.git', 'objects'));
       }
-      execFileSync('cp', [join(hiddenRepo, '.git', 'index'), join(visible, '.git', 'index')]);
-      writeFileSync(join(visible, 'plans.txt'), 'changed\n');
-      expectNothingOfIt(await bothTools(visible));
+      execFileSync('cp', [join(hiddenRepo, '.git', 'index'), join(repo, '.git', 'index')]);
+      writeFileSync(join(repo, 'plans.txt'), 'changed\n');
+      expectNothingOfIt(await bothTools(repo));
     }
   });
 
   test('core.worktree pointing into the denied directory', async () => {
-    const visible = join(work, `worktree-${unique()}`);
-    mkdirSync(visible);
-    git(visible, 'init', '-q');
-    git(visible, 'config', 'core.worktree', hiddenRepo);
-    expectNothingOfIt(await bothTools(visible));
+    const repo = visible('worktree');
+    git(repo, 'config', 'core.worktree', hiddenRepo);
+    expectNothingOfIt(await bothTools(repo));
   });
 
   test('config read from the denied directory (include.path) refuses; its excludes and attributes files are not read', async () => {
     const hidden = join(work, 'hidden');
     writeFileSync(join(hidden, 'extra.cfg'), '[status]\n\tshowUntrackedFiles = no\n');
     writeFileSync(join(hidden, 'ignore-list'), 'guessed-name.txt\n');
-    const included = join(work, `include-${unique()}`);
-    mkdirSync(included);
-    git(included, 'init', '-q');
+    const included = visible('include');
     git(included, 'config', 'include.path', join(hidden, 'extra.cfg'));
     writeFileSync(join(included, 'new.txt'), 'x\n');
     for (const r of await bothTools(included)) {
       expect(r.error?.code, JSON.stringify(r)).toBe('not_found');
     }
 
-    const probing = join(work, `excludes-${unique()}`);
-    mkdirSync(probing);
-    git(probing, 'init', '-q');
+    const probing = visible('excludes');
     git(probing, 'config', 'core.excludesFile', join(hidden, 'ignore-list'));
     git(probing, 'config', 'core.attributesFile', join(hidden, 'ignore-list'));
     writeFileSync(join(probing, 'guessed-name.txt'), 'x\n');
-    const status = await callTool<{ entries: { path: string }[] }>(full, 'git_status', {
-      machine: 'git-box',
-      path: probing,
-    });
+    const status = await statusPaths(probing);
     // The hidden list would have ignored the file: it is still listed, so the list was never read.
-    expect(
-      status.data.entries?.map((e) => e.path),
-      JSON.stringify(status),
-    ).toEqual(['guessed-name.txt']);
+    expect(status.paths, status.answer).toEqual(['guessed-name.txt']);
   });
 
   test('a repository whose config names programs (fsmonitor, external diff, textconv, filters, pager): none runs', async () => {
-    const repo = join(work, `evil-config-${unique()}`);
-    mkdirSync(repo);
-    git(repo, 'init', '-q');
+    const repo = visible('evil-config');
     writeFileSync(join(repo, 'a.txt'), 'one\n');
     writeFileSync(join(repo, '.gitattributes'), 'a.txt diff=evil filter=evil\n');
     git(repo, 'add', '.');
@@ -583,14 +577,8 @@ describe('8: git_status and git_diff never read a hidden repository nor run what
       git(repo, 'config', key, value);
     }
     writeFileSync(join(repo, 'a.txt'), 'two\n');
-    const status = await callTool<{ entries: { path: string }[] }>(full, 'git_status', {
-      machine: 'git-box',
-      path: repo,
-    });
-    expect(
-      status.data.entries?.map((e) => e.path),
-      JSON.stringify(status),
-    ).toContain('a.txt');
+    const status = await statusPaths(repo);
+    expect(status.paths, status.answer).toContain('a.txt');
     const diff = await callTool<{ diff: string }>(full, 'git_diff', { machine: 'git-box', path: repo });
     expect(diff.data.diff, JSON.stringify(diff)).toContain('+two');
     await callTool(full, 'git_diff', { machine: 'git-box', path: repo, staged: true });
@@ -599,17 +587,9 @@ describe('8: git_status and git_diff never read a hidden repository nor run what
   });
 
   test('an ordinary repository in a visible directory still works', async () => {
-    const repo = join(work, `plain-${unique()}`);
-    mkdirSync(repo);
-    git(repo, 'init', '-q');
+    const repo = visible('plain');
     writeFileSync(join(repo, 'x.txt'), 'x\n');
-    const status = await callTool<{ entries: { path: string }[] }>(full, 'git_status', {
-      machine: 'git-box',
-      path: repo,
-    });
-    expect(
-      status.data.entries?.map((e) => e.path),
-      JSON.stringify(status),
-    ).toEqual(['x.txt']);
+    const status = await statusPaths(repo);
+    expect(status.paths, status.answer).toEqual(['x.txt']);
   });
 });
