@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createHttpServer, get as httpGet, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { encodeDataFrame } from '@letkite/protocol';
@@ -497,6 +497,69 @@ describe('tunnels through a real gateway and agent', () => {
     expect(await status(token.token)).toBe(101);
     await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
   });
+
+  test('a large http download to a slow reader through /t/ keeps the gateway’s memory flat too', async () => {
+    const big = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(1024 * 1024, 9);
+      let left = 96;
+      const more = () => {
+        while (left > 0) {
+          left -= 1;
+          if (!res.write(chunk)) {
+            res.once('drain', more);
+            return;
+          }
+        }
+        res.end();
+      };
+      more();
+    });
+    await new Promise<void>((r) => big.listen(0, '127.0.0.1', r));
+    const bigToken = await account.token(owner.userId, policy([`127.0.0.1:${portOf(big)}`]));
+    const ai = await mcpClient(gw.url, bigToken.token);
+    try {
+      const opened = await callTool<TunnelOut>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `127.0.0.1:${portOf(big)}`,
+        kind: 'http',
+      });
+      expect(opened.error).toBeUndefined();
+      const pid = gw.process?.child.pid as number;
+      const before = memoryOf(pid);
+      let peak = before;
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, memoryOf(pid));
+      }, 50);
+      let received = 0;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const req = httpGet(
+            `${opened.data.url}blob`,
+            { headers: { authorization: `Bearer ${bigToken.token}` } },
+            (res) => {
+              expect(res.statusCode).toBe(200);
+              res.on('data', (d: Buffer) => {
+                received += d.length;
+                res.pause();
+                setTimeout(() => res.resume(), Math.ceil(d.length / (12 * 1024)));
+              });
+              res.on('end', () => resolve());
+              res.on('error', reject);
+            },
+          );
+          req.on('error', reject);
+        });
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(received).toBe(96 * 1024 * 1024);
+      expect(peak - before).toBeLessThan(48 * 1024 * 1024);
+    } finally {
+      await ai.close();
+      big.close();
+    }
+  }, 90_000);
 
   test('tunnels close when their machine goes offline', async () => {
     const r = await callTool<TunnelOut>(client, 'tunnel_open', {
