@@ -111,6 +111,31 @@ describe('the Policies page and the account switches in a browser', () => {
     await screenshot(page, 'policies-rule-tester');
   });
 
+  test('the common keys form shows the policy and writes its choices into the TOML', async () => {
+    const form = page.locator('details.policy-form');
+    await form.locator('summary').click();
+    const choice = (name: string) => form.locator(`select[name="form-${name}"]`);
+    await expect.poll(() => choice('shell').inputValue()).toBe('full');
+    expect(await choice('default').inputValue()).toBe('deny');
+    expect(await choice('default').locator('option').allTextContents()).toEqual([
+      'allow',
+      'confirm',
+      'approve',
+      'deny',
+    ]);
+    await choice('gui').selectOption('observe');
+    await choice('approvers').selectOption('any_admin');
+    await choice('default').selectOption('approve');
+    await page.getByTestId('form-write').click();
+    await expect.poll(() => editor().inputValue()).toContain('gui = "observe"');
+    const written = await editor().inputValue();
+    expect(written).toContain('approvers = "any_admin"');
+    expect(written).toContain('default = "approve"');
+    expect(written).toContain('shell = "full"');
+    // Back to the saved source, so nothing of this is kept.
+    await editor().fill(policy('deny'));
+  });
+
   test('the token form offers account policies and only the tool groups the chosen one can use', async () => {
     await page.goto(`${gw.url}/tokens`);
     const select = page.locator('select[name="token-policy"]');

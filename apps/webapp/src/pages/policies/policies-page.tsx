@@ -208,44 +208,26 @@ function PolicyForm(props: { parsed: Record<string, unknown>; onWrite: (toml: st
       <textarea name={`form-${k}`} rows={3} value={v[k]} onChange={(e) => set(k, e.target.value as never)} />
     </Field>
   );
+  // `name` keeps the form fields' names (`form-default` for commandDefault) that tests and autofill rely on.
+  const choice = (k: keyof PolicyFormValues, name: string, label: string, options: string[]) => (
+    <Field label={label}>
+      <select name={`form-${name}`} value={v[k]} onChange={(e) => set(k, e.target.value as never)}>
+        {options.map((x) => (
+          <option key={x} value={x}>
+            {x}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
   return (
     <details className="policy-form">
       <summary>Common keys as a form</summary>
       <div className="form-grid">
-        <Field label="Shell">
-          <select name="form-shell" value={v.shell} onChange={(e) => set('shell', e.target.value as never)}>
-            <option value="off">off</option>
-            <option value="sandboxed">sandboxed</option>
-            <option value="full">full</option>
-          </select>
-        </Field>
-        <Field label="Screen (gui)">
-          <select name="form-gui" value={v.gui} onChange={(e) => set('gui', e.target.value as never)}>
-            <option value="off">off</option>
-            <option value="observe">observe</option>
-            <option value="act">act</option>
-          </select>
-        </Field>
-        <Field label="Commands: when no rule matches">
-          <select
-            name="form-default"
-            value={v.commandDefault}
-            onChange={(e) => set('commandDefault', e.target.value as never)}
-          >
-            {['allow', 'confirm', 'approve', 'deny'].map((x) => (
-              <option key={x} value={x}>
-                {x}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Approvers">
-          <select name="form-approvers" value={v.approvers} onChange={(e) => set('approvers', e.target.value as never)}>
-            <option value="connector">connector</option>
-            <option value="any_admin">any_admin</option>
-            <option value="four_eyes">four_eyes</option>
-          </select>
-        </Field>
+        {choice('shell', 'shell', 'Shell', ['off', 'sandboxed', 'full'])}
+        {choice('gui', 'gui', 'Screen (gui)', ['off', 'observe', 'act'])}
+        {choice('commandDefault', 'default', 'Commands: when no rule matches', ['allow', 'confirm', 'approve', 'deny'])}
+        {choice('approvers', 'approvers', 'Approvers', ['connector', 'any_admin', 'four_eyes'])}
         {text('files', 'Files', 'one "path access" per line, e.g. /srv rw')}
         {text('deny', 'Deny', 'one path pattern per line')}
         {text('tunnelTargets', 'Tunnel targets', 'one host:port per line')}
