@@ -109,39 +109,49 @@ async function gatewayForAgents() {
 }
 
 const results: { what: string; source: number; built: number; goal: number; processes: string }[] = [];
-const record = (r: (typeof results)[number]) => {
-  results.push(r);
-  console.log(`${r.what}: source ${r.source.toFixed(1)} MiB, built ${r.built.toFixed(1)} MiB`);
-};
 
-// The gateway alone.
-{
+/**
+ * Measures one thing from source (tsx) and then built (dist/): `start` brings the `i`-th variant up, answering the
+ * root of the process tree to measure and how to take it down again, and the idle RSS of that tree is recorded.
+ */
+async function measure<V>(
+  what: string,
+  goal: number,
+  variants: [source: V, built: V],
+  start: (variant: V, i: number) => Promise<{ root: Proc; down: () => Promise<void> }>,
+): Promise<void> {
   const figures: number[] = [];
   const counts: number[] = [];
-  for (const prefix of [tsx, builtCli]) {
-    const data = tempDir('mem-gw-alone');
-    const p = await run(nodeCli(prefix), ['gateway'], { LETKITE_DATA: data, LETKITE_PORT: String(await freePort()) });
-    const r = await idleRss(p.child.pid as number);
+  for (const [i, variant] of variants.entries()) {
+    const { root, down } = await start(variant, i);
+    const r = await idleRss(root.child.pid as number);
     figures.push(r.mib);
     counts.push(r.processes);
-    await stop(p);
-    removeDir(data);
+    await down();
   }
-  record({
-    what: 'gateway (`letkite gateway`)',
-    source: figures[0] ?? 0,
-    built: figures[1] ?? 0,
-    goal: 120,
-    processes: counts.join(' / '),
-  });
+  const source = figures[0] ?? 0;
+  const built = figures[1] ?? 0;
+  results.push({ what, source, built, goal, processes: counts.join(' / ') });
+  console.log(`${what}: source ${source.toFixed(1)} MiB, built ${built.toFixed(1)} MiB`);
 }
+
+// The gateway alone.
+await measure('gateway (`letkite gateway`)', 120, [tsx, builtCli], async (prefix) => {
+  const data = tempDir('mem-gw-alone');
+  const p = await run(nodeCli(prefix), ['gateway'], { LETKITE_DATA: data, LETKITE_PORT: String(await freePort()) });
+  return {
+    root: p,
+    down: async () => {
+      await stop(p);
+      removeDir(data);
+    },
+  };
+});
 
 // The agent, after one command (its launcher runs).
 {
   const g = await gatewayForAgents();
-  const figures: number[] = [];
-  const counts: number[] = [];
-  for (const [i, prefix] of [tsx, builtAgent].entries()) {
+  await measure('agent (`letkite agent run`, launcher included)', 60, [tsx, builtAgent], async (prefix, i) => {
     const state = tempDir('mem-agent');
     const ceiling = join(state, 'ceiling.toml');
     const env = { LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling };
@@ -161,32 +171,28 @@ const record = (r: (typeof results)[number]) => {
     await machineOnline(g.client, name);
     const r0 = await callTool(g.client, 'exec', { machine: name, command: 'true' });
     if (!r0.ok) throw new Error(`exec failed: ${JSON.stringify(r0.error)}`);
-    const r = await idleRss(p.child.pid as number);
-    figures.push(r.mib);
-    counts.push(r.processes);
-    await stop(p);
-    removeDir(state);
-  }
+    return {
+      root: p,
+      down: async () => {
+        await stop(p);
+        removeDir(state);
+      },
+    };
+  });
   await g.client.close();
   await stop(g.gw);
   removeDir(g.data);
-  record({
-    what: 'agent (`letkite agent run`, launcher included)',
-    source: figures[0] ?? 0,
-    built: figures[1] ?? 0,
-    goal: 60,
-    processes: counts.join(' / '),
-  });
 }
 
 // The `npm start` tree: npm, its sh, the gateway, the local agent, its launcher.
-{
-  const figures: number[] = [];
-  const counts: number[] = [];
-  for (const script of [
+await measure(
+  '`npm start` tree',
+  250,
+  [
     ['run', 'dev', '--', 'start'],
     ['start', '--'],
-  ]) {
+  ],
+  async (script) => {
     const data = tempDir('mem-start');
     const port = await freePort();
     const p = launch('npm', [...script, '--port', String(port), '--data', data], {});
@@ -204,20 +210,15 @@ const record = (r: (typeof results)[number]) => {
     );
     await callTool(client, 'exec', { machine: local, command: 'true' });
     await client.close();
-    const r = await idleRss(p.child.pid as number);
-    figures.push(r.mib);
-    counts.push(r.processes);
-    await stop(p);
-    removeDir(data);
-  }
-  record({
-    what: '`npm start` tree',
-    source: figures[0] ?? 0,
-    built: figures[1] ?? 0,
-    goal: 250,
-    processes: counts.join(' / '),
-  });
-}
+    return {
+      root: p,
+      down: async () => {
+        await stop(p);
+        removeDir(data);
+      },
+    };
+  },
+);
 
 console.log(`\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}`);
 console.log('| what | source (tsx) | built (dist/) | goal | processes (source / built) |');
