@@ -81,6 +81,26 @@ async function ticketFor(ctx: AnonymousContext, token: string, email: string): P
   return ticket;
 }
 
+/** Stores a challenge bound to the link (its subject is the ticket) and answers its id. */
+async function putTicketChallenge(
+  ctx: AnonymousContext,
+  ticket: OnboardingTicket,
+  purpose: 'onboard-passkey' | 'onboard-totp',
+  value: string,
+  ttlMs = CHALLENGE_TTL_MS,
+): Promise<string> {
+  const id = newId('chl');
+  await ctx.deps.identity.putChallenge({
+    id,
+    purpose,
+    subject: ticket.id,
+    value,
+    createdAt: ctx.now.toISOString(),
+    expiresAt: new Date(ctx.now.getTime() + ttlMs).toISOString(),
+  });
+  return id;
+}
+
 /** Passkey step 1: registration options; the challenge (and the new user's id) is bound to the link. */
 export const beginOnboardingPasskey = defineService({
   name: 'beginOnboardingPasskey',
@@ -89,15 +109,7 @@ export const beginOnboardingPasskey = defineService({
     const ticket = await ticketFor(ctx, input.token, input.email);
     const userId = ticket.userId ?? newId('usr');
     const challenge = newChallenge();
-    const id = newId('chl');
-    await ctx.deps.identity.putChallenge({
-      id,
-      purpose: 'onboard-passkey',
-      subject: ticket.id,
-      value: JSON.stringify({ challenge, userId }),
-      createdAt: ctx.now.toISOString(),
-      expiresAt: new Date(ctx.now.getTime() + CHALLENGE_TTL_MS).toISOString(),
-    });
+    const id = await putTicketChallenge(ctx, ticket, 'onboard-passkey', JSON.stringify({ challenge, userId }));
     const options = await passkeyRegistrationOptions({
       userId,
       userName: input.email,
@@ -141,15 +153,8 @@ export const beginOnboardingTotp = defineService({
   run: async (ctx: AnonymousContext, input) => {
     const ticket = await resolveOnboardingTicket(ctx.deps, input.token, ctx.now);
     const { secret, uri } = newTotpSecret(ticket.email ?? ticket.accountName);
-    const id = newId('chl');
-    await ctx.deps.identity.putChallenge({
-      id,
-      purpose: 'onboard-totp',
-      subject: ticket.id,
-      value: secret,
-      createdAt: ctx.now.toISOString(),
-      expiresAt: new Date(ctx.now.getTime() + 30 * 60_000).toISOString(),
-    });
+    // Longer than a passkey prompt: the person may need a while to set up the authenticator app.
+    const id = await putTicketChallenge(ctx, ticket, 'onboard-totp', secret, 30 * 60_000);
     return { challenge_id: id, secret, uri };
   },
 });
