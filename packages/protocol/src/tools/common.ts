@@ -4,6 +4,12 @@ import type { ErrorCode } from '../errors';
 /** A machine named by its id or by a unique name. */
 export const MachineRef = z.string().min(1).max(128).describe('Machine id or unique name (see machines_list).');
 
+/** `confirm` of the tools that run a command line (exec, job_start, shell_run): the answer to `confirmation_required`. */
+export const ConfirmCommand = z
+  .boolean()
+  .optional()
+  .describe('Set after showing the person the exact command, when a previous call answered confirmation_required.');
+
 /** The answer to a call that waits for a human (DESIGN §6). */
 export const PendingApproval = z.object({
   status: z.literal('pending_approval'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
-import { exactlyOneOf, gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
+import { ConfirmCommand, exactlyOneOf, gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
 /** The fields of exec (exec_many and job_start reuse them), before the exactly-one rule is added. */
 export const execFields = z.strictObject({
@@ -31,10 +31,7 @@ export const execFields = z.strictObject({
     .max(3600)
     .optional()
     .describe('Seconds before the process group is killed (default 60).'),
-  confirm: z
-    .boolean()
-    .optional()
-    .describe('Set after showing the person the exact command, when a previous call answered confirmation_required.'),
+  confirm: ConfirmCommand,
 });
 
 export const execInput = exactlyOneOf(execFields, ['command', 'argv']);

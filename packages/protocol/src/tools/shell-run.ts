@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
 import { HandleId } from '../ops-shell';
-import { gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
+import { ConfirmCommand, gatedCallErrors, MachineRef, reachingMachineErrors } from './common';
 
 export const shellRunInput = z.strictObject({
   machine: MachineRef,
@@ -20,10 +20,7 @@ export const shellRunInput = z.strictObject({
     .max(3600)
     .optional()
     .describe('Seconds before the session is ended (default 60). A timed-out command ends its session.'),
-  confirm: z
-    .boolean()
-    .optional()
-    .describe('Set after showing the person the exact command, when a previous call answered confirmation_required.'),
+  confirm: ConfirmCommand,
 });
 
 export const shellRunOutput = z.object({
