@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,6 +11,7 @@ import type { TestPerson } from './support/approvals';
 import { totpCode } from './support/approvals';
 import { TEST_NATS_URL, TestCluster } from './support/cluster';
 import { callTool, machineOnline, type TestAgent, TestGateway } from './support/letkite';
+import { consentJson, TestOAuthProvider, tokenRequest } from './support/oauth-client';
 import { removeDir, runCliCommand, tempDir, waitFor } from './support/processes';
 
 /**
@@ -223,6 +225,52 @@ describe('cluster mode: gateways on one PostgreSQL database and NATS', () => {
     await running;
     await waitFor('the process on a1 to be stopped', () => !alive(pid), 15_000);
   });
+
+  test('an authorization code redeemed on both gateways at once: exactly one wins', async () => {
+    const provider = new TestOAuthProvider('http://127.0.0.1:4567/callback');
+    expect(await auth(provider, { serverUrl: `${a.url}/mcp` })).toBe('REDIRECT');
+    const consent = await consentJson(a, owner, provider.authorizationUrl as URL, {
+      groups: ['files'],
+      machines: { kind: 'all' },
+      policy: 'read-only',
+    });
+    expect(consent.status, JSON.stringify(consent.body)).toBe(200);
+    const form = {
+      grant_type: 'authorization_code',
+      code: consent.redirectTo?.searchParams.get('code') as string,
+      client_id: provider.clientInformation()?.client_id as string,
+      redirect_uri: provider.redirectUrl,
+      code_verifier: provider.codeVerifier(),
+    };
+    const answers = await Promise.all([tokenRequest(a, form), tokenRequest(b, form)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(answers.find((r) => r.status === 400)?.body.error).toBe('invalid_grant');
+  });
+
+  test('an expired approval is swept once across the cluster: one audit row', async () => {
+    const viaA = (await movableClient(() => a.url, gated)).client;
+    const pending = await callTool<{ status: string; approval_id: string }>(viaA, 'exec', {
+      machine: 'b1',
+      command: `printf e >> ${join(work, 'never.log')}`,
+    });
+    expect(pending.data.status).toBe('pending_approval');
+    await cluster.query('UPDATE approval_requests SET expires_at = $1 WHERE id = $2', [
+      new Date(Date.now() - 1000).toISOString(),
+      pending.data.approval_id,
+    ]);
+    const expiredRows = async () =>
+      (
+        await cluster.query<{ n: string }>(
+          "SELECT count(*) AS n FROM audit_events WHERE action = 'approval.expire' AND target = $1",
+          [pending.data.approval_id],
+        )
+      )[0]?.n;
+    // Both gateways run the sweeper every 15 s; one holds the lease, and the write is conditional anyway.
+    await waitFor('the sweep', async () => (await expiredRows()) === '1', 40_000);
+    await new Promise((r) => setTimeout(r, 16_000));
+    expect(await expiredRows()).toBe('1');
+    await viaA.close();
+  }, 90_000);
 
   test('kill -9 of A: its agent is back on B within 10 s; session, job and pending approval carry on', async () => {
     let target = a.url;
