@@ -1,5 +1,4 @@
 import { type ErrorCode, LetKiteError } from '@letkite/protocol';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../auth/principal';
 import type { GatewayDeps } from '../../deps';
 import { reachableMachines } from '../../machines/resolve-machine';
@@ -30,11 +29,25 @@ export interface ResourceContents {
 /** MCP's "resource not found" (the spec's -32002). */
 export const RESOURCE_NOT_FOUND = -32002;
 
-/** A resource error as JSON-RPC: not found → -32002, anything else → invalid params / internal, with our payload. */
-function rpcError(e: LetKiteError, uri: string): McpError {
+/**
+ * A JSON-RPC error of a resource request. Not McpError: that puts "MCP error <code>:" into its message, and the
+ * client's McpError adds it again.
+ */
+export class ResourceError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** A resource error as JSON-RPC: not found → -32002, anything else → invalid request / internal, with our payload. */
+function rpcError(e: LetKiteError, uri: string): ResourceError {
   const notFound: readonly ErrorCode[] = ['not_found', 'machine_not_found'];
   const code = notFound.includes(e.code) ? RESOURCE_NOT_FOUND : e.code === 'internal' ? -32603 : -32600;
-  return new McpError(code, e.message, { uri, ...e.toPayload() });
+  return new ResourceError(code, e.message, { uri, ...e.toPayload() });
 }
 
 /** The structured result of a tool run for a resource, or the refusal as a JSON-RPC error. */
