@@ -262,6 +262,31 @@ describe('tunnels through a real gateway and agent', () => {
     await callTool(client, 'tunnel_close', { tunnel_id: r.data.tunnel_id });
   });
 
+  test('a target that greets and hangs up at once still gets its greeting to the client', async () => {
+    const greeter = createServer((sock) => sock.end('hello and goodbye\n'));
+    await new Promise<void>((r) => greeter.listen(0, '127.0.0.1', r));
+    const mine = await account.token(owner.userId, policy([`127.0.0.1:${portOf(greeter)}`]));
+    const ai = await mcpClient(gw.url, mine.token);
+    try {
+      const r = await callTool<TunnelOut>(ai, 'tunnel_open', {
+        machine: 'alpha',
+        target: `127.0.0.1:${portOf(greeter)}`,
+        kind: 'tcp',
+      });
+      expect(r.error).toBeUndefined();
+      for (let i = 0; i < 5; i += 1) {
+        const socket = connect({ host: '127.0.0.1', port: r.data.tcp?.port as number });
+        const got: Buffer[] = [];
+        socket.on('data', (d: Buffer) => got.push(d));
+        await closed(socket);
+        expect(Buffer.concat(got).toString()).toBe('hello and goodbye\n');
+      }
+    } finally {
+      await ai.close();
+      greeter.close();
+    }
+  });
+
   test('targets outside the policy or the ceiling are refused, naming the layer', async () => {
     const outsidePolicy = await callTool(client, 'tunnel_open', {
       machine: 'alpha',

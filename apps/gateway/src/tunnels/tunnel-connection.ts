@@ -70,14 +70,11 @@ export class TunnelConnection extends Duplex {
     // Whoever only awaits `result` (or nothing) must not see an unhandled rejection of `connected`.
     this.connected.catch(() => undefined);
     this.result = this.stream.result;
-    this.result.then(
-      () => refused(new LetKiteError('protocol_error', 'the machine closed the tunnel connection before it was up')),
-      (err: unknown) => refused(toLetKiteError(err)),
-    );
-    void this.relay(up);
+    this.result.catch((err: unknown) => refused(toLetKiteError(err)));
+    void this.relay(up, refused);
   }
 
-  private async relay(up: () => void): Promise<void> {
+  private async relay(up: () => void, refused: (err: unknown) => void): Promise<void> {
     let first = true;
     try {
       for await (const event of this.stream.events) {
@@ -112,6 +109,8 @@ export class TunnelConnection extends Duplex {
         }
       }
       await this.result;
+      // Judged once every event was read: a target that answered and closed at once was still up.
+      if (first) refused(new LetKiteError('protocol_error', 'the machine answered without the connection being up'));
       this.push(null);
       // The agent's socket is closed: what is still written goes nowhere. Not destroyed, so the reader still
       // gets what is buffered here; whoever reads ends (or destroys) this stream once done.
