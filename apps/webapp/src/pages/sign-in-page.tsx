@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { type InputHTMLAttributes, useState } from 'react';
 import { client } from '../api';
 import { signInWithPasskey } from '../passkeys';
 import { navigate } from '../router';
@@ -9,6 +9,21 @@ function nextPath(): string {
   const next = new URLSearchParams(window.location.search).get('next') ?? '/';
   // Only paths on this site: never an absolute or protocol-relative URL.
   return next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+/** A required input under its label, holding one of the password form's values. */
+function SignInField(
+  props: { label: string; hint?: string; name: string; value: string; onChange: (value: string) => void } & Pick<
+    InputHTMLAttributes<HTMLInputElement>,
+    'type' | 'autoComplete' | 'inputMode'
+  >,
+) {
+  const { label, hint, onChange, ...input } = props;
+  return (
+    <Field label={label} hint={hint}>
+      <input {...input} onChange={(e) => onChange(e.target.value)} required />
+    </Field>
+  );
 }
 
 export default function SignInPage() {
@@ -55,36 +70,31 @@ export default function SignInPage() {
           });
         }}
       >
-        <Field label="E-mail">
-          <input
-            name="email"
-            type="email"
-            autoComplete="username"
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            required
-          />
-        </Field>
-        <Field label="Password">
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            required
-          />
-        </Field>
-        <Field label="Authenticator code" hint="Or one of your recovery codes.">
-          <input
-            name="code"
-            autoComplete="one-time-code"
-            inputMode="text"
-            value={code}
-            onChange={(e) => setCode(e.target.value)}
-            required
-          />
-        </Field>
+        <SignInField
+          label="E-mail"
+          name="email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={setEmail}
+        />
+        <SignInField
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={setPassword}
+        />
+        <SignInField
+          label="Authenticator code"
+          hint="Or one of your recovery codes."
+          name="code"
+          autoComplete="one-time-code"
+          inputMode="text"
+          value={code}
+          onChange={setCode}
+        />
         <ErrorNote error={form.error} />
         <button type="submit" disabled={form.busy}>
           Sign in with password
