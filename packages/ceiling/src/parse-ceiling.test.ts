@@ -1,18 +1,7 @@
-import type { ConfigIssue } from '@letkite/policy';
-import { isLetKiteError, type LetKiteError } from '@letkite/protocol';
 import { describe, expect, test } from 'vitest';
+import { issuesOf, refusalOf } from '../../../test/support/config-issues';
 import { DEFAULT_CEILING } from './defaults';
 import { parseCeiling, parseCeilingToml } from './parse-ceiling';
-
-function issuesOf(fn: () => unknown): ConfigIssue[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(isLetKiteError(err, 'invalid_params')).toBe(true);
-    return (err as LetKiteError).details?.issues as ConfigIssue[];
-  }
-  throw new Error('expected the ceiling to be refused');
-}
 
 const designExample = `
 version = 1
@@ -106,12 +95,9 @@ describe('parseCeilingToml', () => {
   });
 
   test('the error message lists every problem with its line', () => {
-    try {
-      parseCeilingToml('version = 1\ngui = "everything"\nwake = 1\n');
-      expect.unreachable();
-    } catch (err) {
-      expect((err as Error).message).toMatch(/^invalid ceiling: line 2: gui: .*"everything".*; line 3: wake: /);
-    }
+    expect(refusalOf(() => parseCeilingToml('version = 1\ngui = "everything"\nwake = 1\n')).message).toMatch(
+      /^invalid ceiling: line 2: gui: .*"everything".*; line 3: wake: /,
+    );
   });
 
   test('a TOML syntax error names its line', () => {

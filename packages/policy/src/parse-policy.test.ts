@@ -1,17 +1,6 @@
-import { isLetKiteError, type LetKiteError } from '@letkite/protocol';
 import { describe, expect, test } from 'vitest';
-import type { ConfigIssue } from './config-issues';
+import { issuesOf, refusalOf } from '../../../test/support/config-issues';
 import { parsePolicy, parsePolicyToml } from './parse-policy';
-
-function issuesOf(fn: () => unknown): ConfigIssue[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(isLetKiteError(err, 'invalid_params')).toBe(true);
-    return (err as LetKiteError).details?.issues as ConfigIssue[];
-  }
-  throw new Error('expected the document to be refused');
-}
 
 const designExample = `
 name = "ops"
@@ -83,13 +72,9 @@ describe('parsePolicyToml', () => {
   });
 
   test('the message names each problem and quotes the bad value', () => {
-    try {
-      parsePolicyToml('name = "x"\ngui = "watch"\n');
-      expect.unreachable();
-    } catch (err) {
-      expect((err as Error).message).toContain('line 2: gui:');
-      expect((err as Error).message).toContain('"watch"');
-    }
+    const { message } = refusalOf(() => parsePolicyToml('name = "x"\ngui = "watch"\n'));
+    expect(message).toContain('line 2: gui:');
+    expect(message).toContain('"watch"');
   });
 
   test('a TOML syntax error names its line', () => {
