@@ -264,6 +264,7 @@ export class McpEndpoint {
       const session = await this.liveSession(sessionId, principal);
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       await this.sessions.close(session.id, this.deps.now().toISOString());
+      this.subscriptions.closeSession(session.id);
       return new Response(null, { status: 200 });
     }
     if (request.method !== 'POST') return methodNotAllowed();
@@ -468,6 +469,7 @@ export class McpEndpoint {
   /** Closes one session (its transport ended). */
   async closeSession(id: string): Promise<void> {
     await this.sessions.close(id, this.deps.now().toISOString());
+    this.subscriptions.closeSession(id);
   }
 
   /** The live session `id` of this principal, or null (closed, idle, unknown or another credential's). */

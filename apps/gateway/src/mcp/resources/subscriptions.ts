@@ -11,6 +11,9 @@ export const DEFAULT_WATCH_MS = 2_000;
 /** At most this many subscriptions per session (each costs a read per tick). */
 export const MAX_SUBSCRIPTIONS_PER_SESSION = 32;
 
+/** Sessions with subscriptions remembered per gateway at most. */
+const MAX_SESSIONS = 50_000;
+
 /** A stream of this gateway on which a session receives server notifications (GET /mcp, a legacy SSE stream). */
 interface Channel {
   principal: Principal;
@@ -81,6 +84,13 @@ export class ResourceSubscriptions {
     };
   }
 
+  /** Closes the stream of one session and forgets its subscriptions (the session ended). */
+  closeSession(sessionId: string): void {
+    this.channels.get(sessionId)?.close();
+    for (const uri of this.subscribed.get(sessionId) ?? []) this.seen.delete(`${sessionId} ${uri}`);
+    this.subscribed.delete(sessionId);
+  }
+
   /** Closes the streams whose principal matches (revocation). */
   closeWhere(matches: (p: Principal) => boolean): void {
     for (const c of [...this.channels.values()]) if (matches(c.principal)) c.close();
@@ -99,6 +109,11 @@ export class ResourceSubscriptions {
       if (!set) {
         set = new Set();
         this.subscribed.set(sessionId, set);
+        // Bounded: a session that ended on another gateway is only forgotten here when the map is full.
+        if (this.subscribed.size > MAX_SESSIONS) {
+          const oldest = this.subscribed.keys().next().value;
+          if (oldest !== undefined && oldest !== sessionId) this.subscribed.delete(oldest);
+        }
       }
       set.add(uri);
     } else {
