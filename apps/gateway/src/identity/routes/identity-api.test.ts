@@ -3,6 +3,7 @@ import { toLetKiteError } from '@letkite/protocol';
 import { Hono } from 'hono';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { hashSecret } from '../../auth/secrets';
 import { LocalCoordination } from '../../coordination/local-coordination';
 import { httpStatusOf } from '../../http/error-status';
 import { LocalHub } from '../../hub/local-hub';
@@ -255,6 +256,69 @@ describe('identity REST API', () => {
     const denied = await call('POST', '/api/tokens', { name: 'mine' });
     expect(denied.status).toBe(403);
     expect(denied.body.error).toMatchObject({ code: 'forbidden', details: { permission: 'clients.connect' } });
+  });
+
+  test('two invitations to one account accepted at once by a signed-in person: one joins, the other is conflict', async () => {
+    // Max joins the first account by an invitation, so he is signed in; a second account then invites him twice.
+    await setUpOwnerWithPassword();
+    csrf = (await call('GET', '/api/session')).body.csrf_token;
+    const invite = await call('POST', '/api/invitations', { email: 'max@example.com', role: 'member' });
+    const first = (invite.body.link as string).split('#')[1];
+    cookie = '';
+    csrf = '';
+    const totp = await call('POST', '/api/onboard/totp', { token: first });
+    const joined = await call('POST', '/api/onboard/password', {
+      token: first,
+      challenge_id: totp.body.challenge_id,
+      name: 'Max',
+      email: 'max@example.com',
+      password: 'another long password',
+      code: codeAt(totp.body.secret, clock),
+    });
+    expect(joined.status).toBe(200);
+    csrf = (await call('GET', '/api/session')).body.csrf_token;
+    store.sqlite
+      .prepare('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)')
+      .run('acc_other', 'Other', clock.toISOString());
+    const tokens = { member: 'lkinv_other_member_0001', admin: 'lkinv_other_admin_0002' };
+    for (const [role, token] of Object.entries(tokens) as ['member' | 'admin', string][]) {
+      await deps.identity.createInvitation(
+        {
+          id: `inv_other_${role}`,
+          accountId: 'acc_other',
+          email: 'max@example.com',
+          role,
+          customRoleId: null,
+          invitedBy: owner.id,
+          tokenHash: hashSecret(token),
+          createdAt: clock.toISOString(),
+          expiresAt: new Date(clock.getTime() + 86_400_000).toISOString(),
+          acceptedAt: null,
+          revokedAt: null,
+        },
+        {
+          accountId: 'acc_other',
+          at: clock.toISOString(),
+          actor: 'system',
+          action: 'invitation.create',
+          outcome: 'ok',
+        },
+      );
+    }
+    // Both pass the op's "already a member" read before either writes; the membership insert decides.
+    const answers = await Promise.all([
+      call('POST', '/api/invitations/accept', { token: tokens.member }),
+      call('POST', '/api/invitations/accept', { token: tokens.admin }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(answers.find((a) => a.status === 409)?.body.error.code).toBe('conflict');
+    const winner = answers[0]?.status === 200 ? 'member' : 'admin';
+    const max = await deps.identity.findUserByEmail('max@example.com');
+    expect((await deps.identity.membership('acc_other', max?.id ?? ''))?.role).toBe(winner);
+    const open = await deps.identity.listInvitations('acc_other');
+    expect(open.filter((i) => i.acceptedAt === null).map((i) => i.id)).toEqual([
+      `inv_other_${winner === 'member' ? 'admin' : 'member'}`,
+    ]);
   });
 
   test("revoking a session signs it out and closes the person's MCP sessions", async () => {
