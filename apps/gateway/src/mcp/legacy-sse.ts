@@ -171,6 +171,8 @@ export class LegacySseEndpoint {
       lastSeenAt: this.deps.now().toISOString(),
       closedAt: null,
     };
+    // A copy the POSTs refresh (below): the server and the resource watcher read it at each call.
+    principal = { ...principal };
     const server = this.host.createServer(principal, session, { transport });
     // Resource updates of this session travel on its stream, as every server message does in this transport.
     const removeChannel = this.host.subscriptions.addChannel(id, {
@@ -196,6 +198,9 @@ export class LegacySseEndpoint {
     if (!id || !stream || stream.principal.credentialId !== principal.credentialId) {
       return errorResponse(404, new LetKiteError('not_found', 'no such SSE session (open GET /mcp/sse again)'));
     }
+    // The stream's server was made with the principal of its GET: each POST brings the credential's current
+    // grant (scopes, machines, policy), so an edit of the connection applies from this message on.
+    Object.assign(stream.principal, principal);
     let raw: unknown;
     try {
       raw = await request.json();
