@@ -1,5 +1,5 @@
 import { EnrollRequest, LetKiteError, toLetKiteError } from '@letkite/protocol';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { approvalRoutes } from './approvals/approval-routes';
@@ -104,8 +104,9 @@ export function createApp(deps: AppDeps): Hono {
     return c.body(null, 204, mcpPreflightHeaders(origin));
   });
 
-  // `/mcp/sse` and `/mcp/message`: the legacy HTTP+SSE transport, with the same origin, bearer and scope checks.
-  app.all('/mcp/:legacy{sse|message}?', bodyLimit({ maxSize: 16 * 1024 * 1024 }), async (c) => {
+  // `/mcp`, and `/mcp/sse` + `/mcp/message` (the legacy HTTP+SSE transport), with the same origin, bearer and scope
+  // checks. Two routes, one handler: each keeps its own route label in the metrics and the request log.
+  const mcpRoute = async (c: Context, legacy: 'sse' | 'message' | undefined): Promise<Response> => {
     const origin = c.req.header('origin');
     if (!mcpOriginAllowed(origin, deps.publicUrl, allowedOrigins)) {
       const e = new LetKiteError('forbidden', `origin "${origin}" may not call this MCP endpoint`);
@@ -143,7 +144,6 @@ export function createApp(deps: AppDeps): Hono {
         return c.json({ error: e.toPayload() }, 403, { ...corsHeaders, 'WWW-Authenticate': challenge });
       }
     }
-    const legacy = c.req.param('legacy') as 'sse' | 'message' | undefined;
     const res = legacy
       ? await deps.mcp.legacySse.handle(c.req.raw, principal, legacy)
       : await deps.mcp.handle(c.req.raw, principal);
@@ -151,7 +151,10 @@ export function createApp(deps: AppDeps): Hono {
     const withCors = new Response(res.body, res);
     for (const [k, v] of Object.entries(corsHeaders)) withCors.headers.set(k, v);
     return withCors;
-  });
+  };
+  const mcpBodyLimit = bodyLimit({ maxSize: 16 * 1024 * 1024 });
+  app.all('/mcp', mcpBodyLimit, (c) => mcpRoute(c, undefined));
+  app.all('/mcp/:legacy{sse|message}', mcpBodyLimit, (c) => mcpRoute(c, c.req.param('legacy') as 'sse' | 'message'));
 
   // Shared web services of kind "http" tunnels (tunnels/tunnel-routes.ts).
   app.route('/', tunnelRoutes(deps));
