@@ -50,6 +50,21 @@ test('a change after the first look is announced once; an unsubscribed URI is no
   remove();
 });
 
+test("a machine's heartbeat (last_seen_at) alone is no change", async () => {
+  const { subs, set } = setup();
+  const updates: string[] = [];
+  subs.addChannel('mcs_d', { principal, notify: async (uri) => void updates.push(uri), close: () => {} });
+  await subs.subscribe('mcs_d', 'letkite://machines');
+  set([{ id: 'm1', name: 'one', online: true, last_seen_at: '2026-01-01T00:00:00.000Z' } as never]);
+  await subs.tick();
+  set([{ id: 'm1', name: 'one', online: true, last_seen_at: '2026-01-01T00:01:00.000Z' } as never]);
+  await subs.tick();
+  expect(updates).toEqual([]);
+  set([{ id: 'm1', name: 'one', online: false, last_seen_at: '2026-01-01T00:01:00.000Z' } as never]);
+  await subs.tick();
+  expect(updates).toEqual(['letkite://machines']);
+});
+
 test('a subscription made on another gateway reaches the one holding the stream', async () => {
   const { subs, coordination, set } = setup();
   const other = new ResourceSubscriptions(coordination, () => ({}) as ResourceContext, 3_600_000);

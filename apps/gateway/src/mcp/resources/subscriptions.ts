@@ -148,7 +148,10 @@ export class ResourceSubscriptions {
   private async fingerprint(ctx: ResourceContext, uri: string): Promise<string> {
     try {
       const r = await readResource(ctx, uri);
-      return createHash('sha256').update(r.text).digest('base64url');
+      // A machine's last_seen_at moves with its heartbeat writes (about once a minute): not a change a subscriber
+      // of the machine list waits for (online, coming, going, renamed are).
+      const text = r.mimeType === 'application/json' ? r.text.replace(/"last_seen_at": ("[^"]*"|null)/g, '') : r.text;
+      return createHash('sha256').update(text).digest('base64url');
     } catch (err) {
       // A resource that became unreadable is a state like any other (the next read tells the client why).
       return `error:${err instanceof Error ? err.message.slice(0, 200) : 'unreadable'}`;
