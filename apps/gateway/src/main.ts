@@ -11,10 +11,8 @@ import { openApprovals } from './approvals/open-approvals';
 import { PRUNE_INTERVAL_MS, pruneByRetention } from './audit/prune-audit';
 import type { GatewayConfig } from './config';
 import type { Coordination } from './coordination/coordination';
-import { ClusterLink } from './cluster/cluster-link';
 import { startLeasedInterval } from './coordination/leased-interval';
 import { LocalCoordination } from './coordination/local-coordination';
-import { NatsCoordination } from './coordination/nats-coordination';
 import type { GatewayDeps } from './deps';
 import { healthRoutes, pgMigrationsCheck, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
@@ -31,8 +29,8 @@ import { toolHandlers } from './mcp/tools';
 import { createMailer } from './notify/mailer';
 import { ClientDocumentFetcher } from './oauth/client-metadata-document';
 import { openOAuthStore } from './oauth/open-oauth-store';
-import { mcpResource } from './oauth/tokens';
 import { pruneUnusedClients } from './oauth/register-client';
+import { mcpResource } from './oauth/tokens';
 import { openPolicyStore } from './store/open-policy-store';
 import { openStore } from './store/open-store';
 import { PgStore } from './store/postgres/pg-store';
@@ -94,13 +92,23 @@ export async function startGateway(
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom });
   log(`gateway ${config.gatewayId} (${config.mode} mode)`);
   // Cluster mode: calls for machines another gateway holds go there over NATS (docs/design/cluster.md).
+  // NATS (and the cluster code) load only when configured: a gateway on its own never pays for them (bench/memory).
   const cluster =
     config.mode === 'cluster' && config.natsUrl
-      ? await ClusterLink.connect({ url: config.natsUrl, prefix: config.natsPrefix, gatewayId: config.gatewayId, log })
+      ? await (await import('./cluster/cluster-link')).ClusterLink.connect({
+          url: config.natsUrl,
+          prefix: config.natsPrefix,
+          gatewayId: config.gatewayId,
+          log,
+        })
       : null;
   const hub = cluster?.hub ?? new LocalHub();
   const coordination: Coordination = config.natsUrl
-    ? await NatsCoordination.connect({ url: config.natsUrl, prefix: config.natsPrefix, log })
+    ? await (await import('./coordination/nats-coordination')).NatsCoordination.connect({
+        url: config.natsUrl,
+        prefix: config.natsPrefix,
+        log,
+      })
     : new LocalCoordination();
   if (config.natsUrl) log(`coordination over NATS (prefix ${config.natsPrefix})`);
   const metrics = new GatewayMetrics({ agentsOnline: () => hub.onlineCount });

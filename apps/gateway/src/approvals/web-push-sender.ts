@@ -1,5 +1,14 @@
-import webpush from 'web-push';
+import { createECDH } from 'node:crypto';
 import type { PushSubscriptionRecord } from './approval-store';
+
+// web-push (≈ 9 MiB of RSS with its JWT and HTTP dependencies) loads with the first push sent, not at start:
+// most gateways never send one (bench/memory).
+let webPush: Promise<typeof import('web-push')> | undefined;
+const loadWebPush = () => {
+  // CommonJS whose exports Node's ES module loader cannot list: the functions are on the default export.
+  webPush ??= import('web-push').then((m) => (m as unknown as { default?: typeof m }).default ?? m);
+  return webPush;
+};
 
 /** Delivers one encrypted web-push message to a push service; `gone` means the subscription no longer exists. */
 export interface PushSender {
@@ -13,7 +22,14 @@ export interface VapidKeys {
 
 /** A fresh P-256 VAPID key pair (base64url), as the gateway makes once and keeps in its store. */
 export function newVapidKeys(): VapidKeys {
-  return webpush.generateVAPIDKeys();
+  // What web-push's generateVAPIDKeys does (an uncompressed P-256 point, a 32-byte scalar), without loading it.
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  // getPrivateKey drops leading zero bytes; the key is always 32 (as web-push pads it).
+  const scalar = ecdh.getPrivateKey();
+  const privateKey = Buffer.alloc(32);
+  scalar.copy(privateKey, 32 - scalar.length);
+  return { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: privateKey.toString('base64url') };
 }
 
 /**
@@ -51,6 +67,7 @@ export function createPushSender(options: {
         options.log(`push subscription ${sub.id} skipped: ${problem}`);
         return 'gone';
       }
+      const webpush = await loadWebPush();
       const details = webpush.generateRequestDetails(
         { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh, auth: sub.auth } },
         payload,

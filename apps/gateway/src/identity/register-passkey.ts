@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { LetKiteError } from '@letkite/protocol';
-import {
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyRegistrationResponse,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { StoredPasskey } from './identity-store';
-import { encodedChallenge, type PasskeyDeps, relyingParty } from './verify-passkey';
+import { encodedChallenge, loadWebAuthn, type PasskeyDeps, relyingParty } from './verify-passkey';
 
 /** How long a person has to answer a WebAuthn prompt. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -29,6 +28,7 @@ export async function passkeyRegistrationOptions(args: {
 }): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const rp = relyingParty(args.deps.publicUrl);
   const existing = await args.deps.identity.listPasskeys(args.userId);
+  const { generateRegistrationOptions } = await loadWebAuthn();
   return generateRegistrationOptions({
     rpName: rp.rpName,
     rpID: rp.rpID,
@@ -52,7 +52,8 @@ export async function verifyPasskeyRegistration(args: {
   deps: PasskeyDeps;
 }): Promise<StoredPasskey> {
   const rp = relyingParty(args.deps.publicUrl);
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  const { verifyRegistrationResponse } = await loadWebAuthn();
+  let result: VerifiedRegistrationResponse;
   try {
     result = await verifyRegistrationResponse({
       response: args.response as RegistrationResponseJSON,

@@ -1,10 +1,13 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  type PublicKeyCredentialRequestOptionsJSON,
-  verifyAuthenticationResponse,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import type { GatewayDeps } from '../deps';
+
+// @simplewebauthn/server with its X.509 and ASN.1 parsers is the gateway's largest dependency (≈ 23 MiB of RSS):
+// it loads with the first passkey prompt, not at start (bench/memory).
+let webAuthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+export function loadWebAuthn(): Promise<typeof import('@simplewebauthn/server')> {
+  webAuthn ??= import('@simplewebauthn/server');
+  return webAuthn;
+}
 
 /** What passkey checks need from the gateway's dependencies. */
 export type PasskeyDeps = Pick<GatewayDeps, 'identity' | 'now' | 'publicUrl'>;
@@ -30,6 +33,7 @@ export async function passkeyAuthenticationOptions(args: {
   deps: PasskeyDeps;
 }): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const passkeys = args.userId === null ? [] : await args.deps.identity.listPasskeys(args.userId);
+  const { generateAuthenticationOptions } = await loadWebAuthn();
   return generateAuthenticationOptions({
     rpID: relyingParty(args.deps.publicUrl).rpID,
     challenge: args.challenge,
@@ -57,6 +61,7 @@ export async function verifyPasskeyAssertion(args: {
   const passkey = await args.deps.identity.getPasskey(response.id);
   if (!passkey || passkey.userId !== args.userId) return false;
   const rp = relyingParty(args.deps.publicUrl);
+  const { verifyAuthenticationResponse } = await loadWebAuthn();
   try {
     const result = await verifyAuthenticationResponse({
       response,

@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One e-mail to one person. */
 export interface MailMessage {
@@ -29,12 +29,15 @@ export function createMailer(options: { smtpUrl?: string; from?: string }): Mail
       },
     };
   }
-  const transport: Transporter = createTransport(options.smtpUrl);
+  const smtpUrl = options.smtpUrl;
+  // nodemailer (≈ 12 MiB of RSS) loads with the first e-mail, not at start (bench/memory); one transport after.
+  let transport: Promise<Transporter> | undefined;
   const from = options.from ?? 'LetKite <letkite@localhost>';
   return {
     configured: true,
     async send(message) {
-      await transport.sendMail({ from, ...message });
+      transport ??= import('nodemailer').then((m) => m.createTransport(smtpUrl));
+      await (await transport).sendMail({ from, ...message });
     },
   };
 }

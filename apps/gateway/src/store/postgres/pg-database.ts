@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { LetKiteError } from '@letkite/protocol';
 import { sql } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
 
 const drizzleRoot = import.meta.letkiteBundle
   ? fileURLToPath(new URL('./drizzle', import.meta.url)) // built: copied next to the bundle (tools/build)
@@ -59,7 +59,9 @@ export class PgDatabase {
   ) {}
 
   static async open(url: string, options: { maxConnections?: number } = {}): Promise<PgDatabase> {
-    const pool = new pg.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+    // The driver loads here, not with the module: a gateway on SQLite never pays for it (≈ 12 MiB, bench/memory).
+    const [{ default: pgDriver }, { drizzle }] = await Promise.all([import('pg'), import('drizzle-orm/node-postgres')]);
+    const pool = new pgDriver.Pool({ connectionString: url, max: options.maxConnections ?? 10 });
     // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
     pool.on('error', () => {});
     const database = new PgDatabase(pool, drizzle(pool));
