@@ -3,24 +3,30 @@ import { describe, expect, test } from 'vitest';
 import { CreditGate } from './credit-gate';
 import { Inbox } from './inbox';
 
+/**
+ * Whether `promise` has settled once every pending microtask has run. The gate settles a sender's promise only
+ * from grant() or fail(), synchronously, so this answer does not depend on timing or machine load (a sleep does).
+ */
+function stateOf(promise: Promise<unknown>): Promise<'pending' | 'resolved' | 'rejected'> {
+  const settled = promise.then(
+    () => 'resolved' as const,
+    () => 'rejected' as const,
+  );
+  return Promise.race([settled, new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending')))]);
+}
+
 describe('CreditGate', () => {
   test('a sender waits until credit is granted, and may overdraw by one frame', async () => {
     const gate = new CreditGate();
-    let sent = 0;
-    const sender = (async () => {
-      for (let i = 0; i < 3; i++) {
-        await gate.take(100);
-        sent += 1;
-      }
-    })();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(sent).toBe(0);
+    const first = gate.take(100);
+    expect(await stateOf(first)).toBe('pending');
     gate.grant(150); // covers one frame and part of the next: two go out, the second overdrawing
-    await new Promise((r) => setTimeout(r, 10));
-    expect(sent).toBe(2);
+    await first;
+    await gate.take(100);
+    const third = gate.take(100);
+    expect(await stateOf(third)).toBe('pending');
     gate.grant(100);
-    await sender;
-    expect(sent).toBe(3);
+    await third;
   });
 
   test('failing the gate ends a waiting sender with that error', async () => {
