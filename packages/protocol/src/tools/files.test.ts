@@ -1,29 +1,5 @@
 import { describe, expect, test } from 'vitest';
 import { FileMode, fileModeBits, GitDiffParams, ReadFileParams } from '../ops-files';
-import { fileTools } from './files';
-
-describe('file tools', () => {
-  test('are the six DESIGN §7 names, with honest annotations', () => {
-    expect(fileTools.map((tool) => tool.name)).toEqual([
-      'read_file',
-      'list_dir',
-      'write_file',
-      'delete_path',
-      'git_status',
-      'git_diff',
-    ]);
-    for (const tool of fileTools) {
-      const readOnly = ['read_file', 'list_dir', 'git_status', 'git_diff'].includes(tool.name);
-      expect(tool.annotations.readOnlyHint, tool.name).toBe(readOnly);
-      expect(tool.annotations.destructiveHint ?? false, tool.name).toBe(!readOnly);
-    }
-  });
-
-  test('only the tools that change something take confirm', () => {
-    const withConfirm = fileTools.filter((tool) => 'confirm' in tool.input.shape).map((tool) => tool.name);
-    expect(withConfirm).toEqual(['write_file', 'delete_path']);
-  });
-});
 
 describe('FileMode', () => {
   test.each([
