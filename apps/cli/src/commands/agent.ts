@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import {
   Agent,
   gatewayKeyFingerprint,
@@ -137,6 +138,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
     );
     return EXIT_FAILED;
   }
+  // Before the bash grammar (1.3 MB of wasm) is compiled: V8's optimizing tier recompiles it in the background
+  // after the first parses, about 25 MiB of RSS that an idle agent keeps for good (bench/memory). The agent judges
+  // a few commands a minute; the baseline compiler's code parses one in well under a millisecond.
+  setFlagsFromString('--liftoff-only');
   const a = new Agent(state, {
     log: (msg) => io.stderr.write(`[agent] ${msg}\n`),
     ceilingPath: ceilingPath(values.ceiling, io.env),
