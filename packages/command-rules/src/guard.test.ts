@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 
 const here = import.meta.dirname;
-const sources = readdirSync(here).filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'));
+// Subfolders included, so a new folder is guarded too (REVIEW-architecture §7-5).
+const sources = (readdirSync(here, { recursive: true }) as string[]).filter(
+  (file) => file.endsWith('.ts') && !file.endsWith('.test.ts'),
+);
 
 describe('architecture guards', () => {
   test('only the grammar loader imports a node: module', () => {
