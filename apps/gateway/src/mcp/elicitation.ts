@@ -39,7 +39,8 @@ export async function approveThroughClient(opts: {
   pending: PendingStructured;
   signal: AbortSignal;
   progress: (progress: number, total?: number, message?: string) => Promise<void>;
-  elicit: (params: ElicitRequestURLParams) => Promise<ElicitResult>;
+  /** Sends the elicitation; `signal` ends the request once the call stopped waiting for it. */
+  elicit: (params: ElicitRequestURLParams, signal: AbortSignal) => Promise<ElicitResult>;
   notify: (n: { method: 'notifications/elicitation/complete'; params: { elicitationId: string } }) => Promise<void>;
 }): Promise<Decision> {
   const { deps, principal, pending } = opts;
@@ -49,16 +50,21 @@ export async function approveThroughClient(opts: {
   const started = Date.now();
   const deadline = Math.min(started + ELICITATION_WAIT_MAX_MS, Date.parse(pending.expires_at) + 1000);
   let answered: Decision | null = null;
+  // Ends our elicitation request when the wait is over (its timer and pending entry would otherwise outlive it).
+  const done = new AbortController();
   let wake: () => void = () => {};
   // The elicitation's own answer is not awaited before watching the approval: a client may keep it open until the
   // page is closed, and an answer that reaches another gateway of a cluster never arrives here.
   opts
-    .elicit({
-      mode: 'url',
-      elicitationId: id,
-      url,
-      message: `Approve this call at ${url} (a passkey or an authenticator code is asked for there).`,
-    })
+    .elicit(
+      {
+        mode: 'url',
+        elicitationId: id,
+        url,
+        message: `Approve this call at ${url} (a passkey or an authenticator code is asked for there).`,
+      },
+      done.signal,
+    )
     .then((r) => {
       if (r.action !== 'accept') {
         answered = r.action === 'decline' ? 'declined' : 'cancelled';
@@ -99,6 +105,7 @@ export async function approveThroughClient(opts: {
       .catch(() => undefined);
     return decided?.status === 'denied' ? 'denied' : 'approved';
   } finally {
+    done.abort();
     unsubscribe();
     opts.signal.removeEventListener('abort', onAbort);
   }

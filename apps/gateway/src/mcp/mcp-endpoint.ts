@@ -662,9 +662,9 @@ export class McpEndpoint {
               pending: result.structuredContent,
               signal: extra.signal,
               progress,
-              elicit: (params) =>
+              elicit: (params, done) =>
                 extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, {
-                  signal: extra.signal,
+                  signal: AbortSignal.any([extra.signal, done]),
                   timeout: 24 * 3_600_000,
                 }),
               // Straight to the transport: the SDK sends this notification only to a client whose capabilities
