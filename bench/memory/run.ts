@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from '../../test/support/letkite';
 import { freePort, removeDir, repoRoot, tempDir, waitFor } from '../../test/support/processes';
-import { loadAverage, processTree, rssKiB, settle } from '../support/proc-stats';
+import { loadAverage, processTree, pssKiB, rssKiB, settle } from '../support/proc-stats';
 import { percentile } from '../support/stats';
 
 const MiB = 1024;
@@ -60,26 +60,33 @@ async function stop(p: Proc): Promise<void> {
   }
 }
 
-/** Median over 5 readings, 1 s apart, of the tree's summed VmRSS, MiB; and which processes it counted. */
-async function idleRss(root: number): Promise<{ mib: number; processes: number }> {
+/**
+ * Median over 5 readings, 1 s apart, of the tree's summed VmRSS and of its summed PSS, MiB; and which processes it
+ * counted. PSS is printed beside RSS: RSS counts the Node binary's shared pages once per process (agent and
+ * launcher, gateway and agent), PSS splits them, so it is what the machine pays; the goals are judged on RSS, as
+ * the issue states them.
+ */
+async function idleRss(root: number): Promise<{ mib: number; pssMib: number; processes: number }> {
   await settle(8000);
   const readings: number[] = [];
+  const pssReadings: number[] = [];
   let processes = 0;
+  const sum = (pids: number[], read: (pid: number) => number) =>
+    pids.reduce((total, pid) => {
+      try {
+        return total + read(pid);
+      } catch {
+        return total;
+      }
+    }, 0);
   for (let i = 0; i < 5; i++) {
     const pids = processTree(root);
     processes = pids.length;
-    readings.push(
-      pids.reduce((sum, pid) => {
-        try {
-          return sum + rssKiB(pid);
-        } catch {
-          return sum;
-        }
-      }, 0),
-    );
+    readings.push(sum(pids, rssKiB));
+    pssReadings.push(sum(pids, pssKiB));
     await settle(1000);
   }
-  return { mib: percentile(readings, 50) / MiB, processes };
+  return { mib: percentile(readings, 50) / MiB, pssMib: percentile(pssReadings, 50) / MiB, processes };
 }
 
 async function run(
@@ -108,7 +115,15 @@ async function gatewayForAgents() {
   return { gw, data, url: `http://localhost:${port}`, client, joinToken: () => admin(['join-token']).stdout.trim() };
 }
 
-const results: { what: string; source: number; built: number; goal: number; processes: string }[] = [];
+const results: {
+  what: string;
+  source: number;
+  built: number;
+  /** PSS of the same trees, MiB (source, built). */
+  pss: number[];
+  goal: number;
+  processes: string;
+}[] = [];
 
 /**
  * Measures one thing from source (tsx) and then built (dist/): `start` brings the `i`-th variant up, answering the
@@ -121,18 +136,22 @@ async function measure<V>(
   start: (variant: V, i: number) => Promise<{ root: Proc; down: () => Promise<void> }>,
 ): Promise<void> {
   const figures: number[] = [];
+  const pss: number[] = [];
   const counts: number[] = [];
   for (const [i, variant] of variants.entries()) {
     const { root, down } = await start(variant, i);
     const r = await idleRss(root.child.pid as number);
     figures.push(r.mib);
+    pss.push(r.pssMib);
     counts.push(r.processes);
     await down();
   }
   const source = figures[0] ?? 0;
   const built = figures[1] ?? 0;
-  results.push({ what, source, built, goal, processes: counts.join(' / ') });
-  console.log(`${what}: source ${source.toFixed(1)} MiB, built ${built.toFixed(1)} MiB`);
+  results.push({ what, source, built, pss, goal, processes: counts.join(' / ') });
+  console.log(
+    `${what}: source ${source.toFixed(1)} MiB (PSS ${pss[0]?.toFixed(1)}), built ${built.toFixed(1)} MiB (PSS ${pss[1]?.toFixed(1)})`,
+  );
 }
 
 // The gateway alone.
@@ -221,12 +240,13 @@ await measure(
 );
 
 console.log(`\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}`);
-console.log('| what | source (tsx) | built (dist/) | goal | processes (source / built) |');
+console.log('| what | source (tsx), RSS (PSS) | built (dist/), RSS (PSS) | goal (RSS) | processes (source / built) |');
 console.log('|---|---|---|---|---|');
 for (const r of results) {
   const ok = r.built <= r.goal ? 'met' : 'missed';
+  const pss = (j: number) => `(${(r.pss[j] ?? 0).toFixed(0)})`;
   console.log(
-    `| ${r.what} | ${r.source.toFixed(0)} MiB | ${r.built.toFixed(0)} MiB | ≤ ${r.goal} MiB (${ok}) | ${r.processes} |`,
+    `| ${r.what} | ${r.source.toFixed(0)} MiB ${pss(0)} | ${r.built.toFixed(0)} MiB ${pss(1)} | ≤ ${r.goal} MiB (${ok}) | ${r.processes} |`,
   );
 }
 process.exit(0);

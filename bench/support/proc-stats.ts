@@ -13,6 +13,17 @@ export function rssKiB(pid: number): number {
 }
 
 /**
+ * Proportional set size of one process, KiB: its private pages plus its share of the pages it shares (the Node
+ * binary's text with every other node process, an agent's with its launcher). RSS counts shared pages in full in
+ * each process; PSS is what the machine pays (summed over all processes it is the memory in use).
+ */
+export function pssKiB(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+) kB/m);
+  if (!m?.[1]) throw new Error(`no Pss for pid ${pid}`);
+  return Number(m[1]);
+}
+
+/**
  * User + system CPU time a process has used so far, seconds; with `children`, plus that of the children it has
  * waited for (the commands an exec launcher ran).
  */
