@@ -4,6 +4,7 @@ import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
 import { joinGateway, loadState, saveState, writeDefaultCeiling } from '@letkite/agent';
 import { DEFAULT_CEILING } from '@letkite/ceiling';
 import {
@@ -52,6 +53,9 @@ export async function start(args: string[], io: CliIo): Promise<number> {
     ...(values.host ? { LETKITE_HOST: values.host } : {}),
   });
   const log = (msg: string) => io.stderr.write(`${msg}\n`);
+  // One person's gateway judges one person's calls: the bash grammar's wasm stays on V8's baseline compiler, as in
+  // the agent (apps/cli/src/commands/agent.ts), instead of an optimized recompile that keeps ≈ 25 MiB (bench/memory).
+  setFlagsFromString('--liftoff-only');
   // The data directory holds the owner token, the database, the secret key and the local agent: yours alone.
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
