@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { expectNoProcessMatching } from './support/leftover-processes';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { removeDir, tempDir, waitFor } from './support/processes';
 
@@ -253,11 +254,7 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     expect(stopped.data.state).toBe('stopped');
     const again = await callTool<JobInfo>(client, 'job_stop', { machine: 'm2', job_id: started.data.job_id });
     expect(again.data.state).toBe('stopped');
-    const left = await callTool<ExecResultShape>(client, 'exec', {
-      machine: 'm2',
-      command: `pgrep -f "[s]leep 60; touch ${dir}" || true`,
-    });
-    expect(left.data.stdout).toBe('');
+    await expectNoProcessMatching(client, 'm2', `sleep 60; touch ${dir}`);
     expect(existsSync(`${dir}/child-survived`)).toBe(false);
   });
 
@@ -281,11 +278,7 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     expect(status.data.note).toMatch(/restarted/);
     const out = await callTool<JobPage>(client, 'job_output', { machine: 'm3', job_id: started.data.job_id });
     expect(out.data).toMatchObject({ data: 'begun\n', eof: true });
-    const left = await callTool<ExecResultShape>(client, 'exec', {
-      machine: 'm3',
-      command: `pgrep -f "[s]leep 120; touch ${marker}" || true`,
-    });
-    expect(left.data.stdout).toBe('');
+    await expectNoProcessMatching(client, 'm3', `sleep 120; touch ${marker}`);
   });
 
   test('jobs run under the command rules, and unknown job ids are not_found', async () => {
