@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { PROTOCOL_VERSION } from '@letkite/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
-import { expectNoProcessMatching } from './support/leftover-processes';
+import { expectNoProcessMatching, pause } from './support/leftover-processes';
 import { callTool, machineOnline, mcpClient, RUN_AS, type TestAgent, TestGateway } from './support/letkite';
 import { runCliCommand, tempDir } from './support/processes';
 
@@ -91,15 +92,20 @@ describe('an MCP client runs commands through a real gateway and agent', () => {
 
   test('a command past its timeout is killed with its whole process group and reported', async () => {
     const marker = tempDir('timeout');
+    // The background child would write its marker 2 s in, after the 1 s timeout: only a group kill stops it.
+    // `started` shows the command can write there at all, so a missing `child-survived` means something.
     const r = await callTool<ExecOut>(client, 'exec', {
       machine: 'box1',
-      command: `(sleep 30; touch ${marker}/child-survived) & sleep 30`,
+      command: `touch ${marker}/started; (sleep 2; touch ${marker}/child-survived) & sleep 30`,
       timeout_s: 1,
     });
     expect(r.data.timed_out).toBe(true);
     expect(r.data.signal).toBe('SIGTERM');
     expect(r.data.duration_ms).toBeLessThan(10_000);
-    await expectNoProcessMatching(client, 'box1', `sleep 30; touch ${marker}`);
+    await expectNoProcessMatching(client, 'box1', `sleep 2; touch ${marker}`);
+    await pause(2500);
+    expect(existsSync(`${marker}/started`)).toBe(true);
+    expect(existsSync(`${marker}/child-survived`)).toBe(false);
   });
 
   test('output over the cap keeps the newest part and says it was truncated', async () => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { expectNoProcessMatching } from './support/leftover-processes';
+import { expectNoProcessMatching, pause } from './support/leftover-processes';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, type TestAgent, TestGateway } from './support/letkite';
 import { removeDir, tempDir, waitFor } from './support/processes';
 
@@ -247,23 +247,29 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     dirs.push(dir);
     const started = await callTool<JobInfo>(client, 'job_start', {
       machine: 'm2',
-      command: `(sleep 60; touch ${dir}/child-survived) & sleep 60`,
+      // The background child writes its marker 2 s in, after the stop below: only a group kill stops it.
+      // `started` shows the job can write there at all, so a missing `child-survived` means something.
+      command: `touch ${dir}/started; (sleep 2; touch ${dir}/child-survived) & sleep 60`,
     });
     expect(started.data.state).toBe('running');
+    await waitFor('the job to start', () => existsSync(`${dir}/started`));
     const stopped = await callTool<JobInfo>(client, 'job_stop', { machine: 'm2', job_id: started.data.job_id });
     expect(stopped.data.state).toBe('stopped');
     const again = await callTool<JobInfo>(client, 'job_stop', { machine: 'm2', job_id: started.data.job_id });
     expect(again.data.state).toBe('stopped');
-    await expectNoProcessMatching(client, 'm2', `sleep 60; touch ${dir}`);
+    await expectNoProcessMatching(client, 'm2', `sleep 2; touch ${dir}`);
+    await pause(2500);
     expect(existsSync(`${dir}/child-survived`)).toBe(false);
   });
 
   test('after the agent is killed and restarted, a job that was running is lost, not running', async () => {
     const marker = tempDir('lost');
     dirs.push(marker);
+    // A job that outlived its agent would write `finished` 4 s in; the check at the end waits past that.
+    const startedAt = Date.now();
     const started = await callTool<JobInfo>(client, 'job_start', {
       machine: 'm3',
-      command: `echo begun; sleep 120; touch ${marker}/finished`,
+      command: `echo begun; sleep 4; touch ${marker}/finished`,
     });
     await waitFor('job output', async () => {
       const p = await callTool<JobPage>(client, 'job_output', { machine: 'm3', job_id: started.data.job_id });
@@ -278,7 +284,9 @@ describe('exec_many, shell sessions and jobs through a real gateway and agents',
     expect(status.data.note).toMatch(/restarted/);
     const out = await callTool<JobPage>(client, 'job_output', { machine: 'm3', job_id: started.data.job_id });
     expect(out.data).toMatchObject({ data: 'begun\n', eof: true });
-    await expectNoProcessMatching(client, 'm3', `sleep 120; touch ${marker}`);
+    await expectNoProcessMatching(client, 'm3', `sleep 4; touch ${marker}`);
+    await pause(Math.max(0, startedAt + 6000 - Date.now()));
+    expect(existsSync(`${marker}/finished`)).toBe(false);
   });
 
   test('jobs run under the command rules, and unknown job ids are not_found', async () => {

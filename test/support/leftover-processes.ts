@@ -21,3 +21,6 @@ export async function expectNoProcessMatching(client: Client, machine: string, p
   expect(r.data.exit_code, `pgrep -f ${pattern}: ${r.data.stdout}${r.data.stderr}`).toBe(1);
   expect(r.data.stdout).toBe('');
 }
+
+/** Sleeps for `ms` of real time: for the marker a surviving child would write after its short sleep. */
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
