@@ -60,7 +60,13 @@ describe('operating a real gateway: health, readiness, metrics, JSON logs and SI
     expect(await health.json()).toMatchObject({ status: 'ok' });
     const ready = await fetch(`${gw.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', migrations: 'ok' } });
+    // Readiness names the process (LETKITE_GATEWAY_ID, or a fresh gw-… per process) so a cluster's proxy logs say
+    // which gateway answered.
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      gateway: expect.stringMatching(/^gw-[0-9a-f]{12}$/),
+      checks: { store: 'ok', migrations: 'ok' },
+    });
     // The public port (the one a proxy forwards) never serves the metrics.
     expect((await fetch(`${gw.url}/metrics`)).status).toBe(404);
     const scrape = await fetch(`${metricsUrl}/metrics`);
