@@ -55,6 +55,15 @@ type FromLauncher =
 const READY_TIMEOUT_MS = 10_000;
 /** After the launcher failed to start, calls spawn in-process this long before another start is tried. */
 const RETRY_AFTER_MS = 30_000;
+/** The launcher exits after this long without a command in flight (issue #13: its ≈ 42 MiB RSS while idle). */
+export const DEFAULT_IDLE_MS = 60_000;
+
+/** `LETKITE_EXEC_LAUNCHER_IDLE_MS`: the idle time before the launcher exits; 0 keeps it for good. */
+export function idleFromEnv(value = process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_IDLE_MS;
+  const ms = Number(value);
+  return Number.isSafeInteger(ms) && ms >= 0 ? ms : DEFAULT_IDLE_MS;
+}
 
 /** The structured clone of a Buffer may arrive as a plain Uint8Array: view it as a Buffer without copying. */
 function asBuffer(bytes: Uint8Array): Buffer {
@@ -69,6 +78,11 @@ export function launcherPath(): string {
  * The agent's side of launcher.mjs: starts it (plain `node`, no tsx, a fixed environment), routes its replies to the
  * commands in flight, and keeps it from holding the agent's event loop open while idle. If it dies, the process
  * groups of the commands in flight are killed and those commands fail; the next command starts a new launcher.
+ *
+ * After `idleMs` without a command in flight it is retired: detached first (so no new command can be sent to it),
+ * then its channel is closed, on which it exits. A command that arrives meanwhile starts a fresh launcher; a Launch
+ * obtained before the retirement sends to the fresh one too. Nothing is in flight on a retired launcher, so
+ * nothing is lost with it.
  */
 export class LauncherClient {
   private child: ChildProcess | null = null;
@@ -76,25 +90,43 @@ export class LauncherClient {
   private failedAt = Number.NEGATIVE_INFINITY;
   private nextId = 1;
   private readonly inFlight = new Map<number, { events: LaunchEvents; pid?: number }>();
+  /** Launchers detached for being idle: a Launch bound to one goes to the current launcher instead. */
+  private readonly retired = new WeakSet<ChildProcess>();
+  /** acquire() calls waiting for a start: the launcher is not retired under them. */
+  private acquiring = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly path = launcherPath(),
     private readonly log: (msg: string) => void = (msg) => console.error(`[agent] ${msg}`),
+    private readonly idleMs = idleFromEnv(),
   ) {}
 
   /** A launch through the launcher, or null when it cannot be started (the caller spawns in-process instead). */
   async acquire(): Promise<Launch | null> {
-    if (!this.ready) {
-      if (performance.now() - this.failedAt < RETRY_AFTER_MS) return null;
-      this.ready = this.start();
+    this.acquiring++;
+    try {
+      // A launcher retired while we waited for it is replaced, not reported as unavailable (a few rounds at most:
+      // a fresh launcher is never retired while an acquire waits).
+      for (let round = 0; round < 3; round++) {
+        if (!this.ready) {
+          if (performance.now() - this.failedAt < RETRY_AFTER_MS) return null;
+          this.ready = this.start();
+        }
+        const child = this.child;
+        if (!(await this.ready) || !child) return null;
+        if (this.child === child) return (req, events) => this.send(child, req, events);
+        if (!this.retired.has(child)) return null;
+      }
+      return null;
+    } finally {
+      this.acquiring--;
     }
-    const child = this.child;
-    if (!(await this.ready) || !child || this.child !== child) return null;
-    return (req, events) => this.send(child, req, events);
   }
 
   /** Stops the launcher (tests, shutdown). Commands in flight fail and their groups are killed. */
   stop(): void {
+    clearTimeout(this.idleTimer);
     const child = this.child;
     if (child) {
       this.lost(child, 'the command launcher was stopped');
@@ -137,7 +169,7 @@ export class LauncherClient {
         if (m.t === 'ready') {
           started = true;
           clearTimeout(timer);
-          if (this.inFlight.size === 0) this.unrefChannel(child);
+          if (this.inFlight.size === 0) this.idle(child);
           resolve(true);
           return;
         }
@@ -171,6 +203,7 @@ export class LauncherClient {
   /** Forgets a dead (or abandoned) launcher: kills the groups of its commands and fails them. */
   private lost(child: ChildProcess, message: string): void {
     if (this.child !== child) return;
+    clearTimeout(this.idleTimer);
     this.child = null;
     this.ready = null;
     const entries = [...this.inFlight.values()];
@@ -188,12 +221,24 @@ export class LauncherClient {
   }
 
   private send(child: ChildProcess, req: LaunchRequest, events: LaunchEvents): void {
+    if (this.retired.has(child)) {
+      // Retired between acquire() and this call: the command goes to the current (or a fresh) launcher.
+      void this.acquire().then(
+        (launch) =>
+          launch
+            ? launch(req, events)
+            : events.fail(new Error('the command launcher exited before the command started')),
+        (err: unknown) => events.fail(err instanceof Error ? err : new Error(String(err))),
+      );
+      return;
+    }
     if (this.child !== child || !child.connected) {
       events.fail(new Error('the command launcher exited before the command started'));
       return;
     }
     const id = this.nextId++;
     this.inFlight.set(id, { events });
+    clearTimeout(this.idleTimer);
     if (this.inFlight.size === 1) child.channel?.ref();
     child.send({ t: 'spawn', id, ...req });
   }
@@ -233,10 +278,30 @@ export class LauncherClient {
 
   private done(id: number): void {
     this.inFlight.delete(id);
-    if (this.inFlight.size === 0 && this.child) this.unrefChannel(this.child);
+    if (this.inFlight.size === 0 && this.child) this.idle(this.child);
   }
 
-  private unrefChannel(child: ChildProcess): void {
+  /** Nothing in flight: the channel stops holding the agent open, and the idle countdown starts. */
+  private idle(child: ChildProcess): void {
     child.channel?.unref();
+    clearTimeout(this.idleTimer);
+    if (this.idleMs <= 0) return;
+    this.idleTimer = setTimeout(() => this.retire(child), this.idleMs);
+    this.idleTimer.unref();
+  }
+
+  private retire(child: ChildProcess): void {
+    if (this.child !== child) return;
+    // A command sent, or a start awaited, since the countdown began: not idle after all (send() restarts it).
+    if (this.inFlight.size > 0 || this.acquiring > 0) {
+      if (this.inFlight.size === 0) this.idle(child);
+      return;
+    }
+    // Detach first: from here on every command goes to a new launcher, so closing this one's channel (on which
+    // launcher.mjs exits) cannot lose one.
+    this.retired.add(child);
+    this.child = null;
+    this.ready = null;
+    if (child.connected) child.disconnect();
   }
 }
