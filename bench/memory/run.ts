@@ -7,6 +7,11 @@
  * launcher runs) and a settle; the figure is the sum of VmRSS over the process tree, the median of 5 readings.
  *
  *   npx tsx bench/memory/run.ts          (runs `npm run build` first if dist/ is stale)
+ *   npx tsx bench/memory/run.ts --launcher-idle-ms 2000
+ *
+ * `--launcher-idle-ms N` gives the agents LETKITE_EXEC_LAUNCHER_IDLE_MS=N and settles N + 4 s before reading, so
+ * the figure is the idle one with the launcher gone (its default, 60 s, is longer than the 8 s settle: without the
+ * option the launcher is still there and counted).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +22,15 @@ import { loadAverage, processTree, pssKiB, rssKiB, settle } from '../support/pro
 import { percentile } from '../support/stats';
 
 const MiB = 1024;
+const idleFlag = process.argv.indexOf('--launcher-idle-ms');
+const launcherIdleMs = idleFlag === -1 ? undefined : Number(process.argv[idleFlag + 1]);
+if (launcherIdleMs !== undefined && !(Number.isSafeInteger(launcherIdleMs) && launcherIdleMs >= 0)) {
+  throw new Error('--launcher-idle-ms takes a number of milliseconds');
+}
+/** What the agents (and `npm start`, which passes it to its local agent) get for the launcher's idle time. */
+const idleEnv: Record<string, string> =
+  launcherIdleMs === undefined ? {} : { LETKITE_EXEC_LAUNCHER_IDLE_MS: String(launcherIdleMs) };
+const settleMs = launcherIdleMs ? Math.max(8000, launcherIdleMs + 4000) : 8000;
 const tsx = ['--import', 'tsx', join(repoRoot, 'apps/cli/src/main.ts')];
 const builtCli = [join(repoRoot, 'dist/cli/main.mjs')];
 const builtAgent = [join(repoRoot, 'dist/agent/letkite-agent.mjs')];
@@ -67,7 +81,7 @@ async function stop(p: Proc): Promise<void> {
  * the issue states them.
  */
 async function idleRss(root: number): Promise<{ mib: number; pssMib: number; processes: number }> {
-  await settle(8000);
+  await settle(settleMs);
   const readings: number[] = [];
   const pssReadings: number[] = [];
   let processes = 0;
@@ -173,7 +187,7 @@ await measure('gateway (`letkite gateway`)', 120, [tsx, builtCli], async (prefix
   await measure('agent (`letkite agent run`, launcher included)', 60, [tsx, builtAgent], async (prefix, i) => {
     const state = tempDir('mem-agent');
     const ceiling = join(state, 'ceiling.toml');
-    const env = { LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling };
+    const env = { LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling, ...idleEnv };
     const name = `mem-${i}`;
     const joined = spawnSync(
       process.execPath,
@@ -214,7 +228,7 @@ await measure(
   async (script) => {
     const data = tempDir('mem-start');
     const port = await freePort();
-    const p = launch('npm', [...script, '--port', String(port), '--data', data], {});
+    const p = launch('npm', [...script, '--port', String(port), '--data', data], idleEnv);
     await waitFor(`npm start: ${p.out}`, () => p.out.includes('Press Ctrl-C'), 120_000);
     const client = await mcpClient(`http://localhost:${port}`, readFileSync(join(data, 'owner-token'), 'utf8').trim());
     const machines = await callTool<{ machines: { name: string; online: boolean }[] }>(client, 'machines_list', {});
@@ -239,7 +253,10 @@ await measure(
   },
 );
 
-console.log(`\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}`);
+console.log(
+  `\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}, settle ${settleMs} ms` +
+    `, launcher idle ${launcherIdleMs === undefined ? 'default (60 s)' : `${launcherIdleMs} ms`}`,
+);
 console.log('| what | source (tsx), RSS (PSS) | built (dist/), RSS (PSS) | goal (RSS) | processes (source / built) |');
 console.log('|---|---|---|---|---|');
 for (const r of results) {

@@ -197,7 +197,14 @@ function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: 
       ],
       {
         stdio: ['ignore', 'inherit', 'inherit'],
-        env: { ...withoutLetKiteVariables(process.env), LETKITE_AGENT_STATE: agentDir },
+        env: {
+          ...withoutLetKiteVariables(process.env),
+          // The one agent setting passed on: not a secret, and how long an idle launcher stays (issue #13).
+          ...(process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS === undefined
+            ? {}
+            : { LETKITE_EXEC_LAUNCHER_IDLE_MS: process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS }),
+          LETKITE_AGENT_STATE: agentDir,
+        },
       },
     );
     child.on('exit', (code, signal) => {
