@@ -4,7 +4,6 @@ import {
   deletePath,
   gitDiff,
   gitStatus,
-  LetKiteError,
   listDir,
   type ReadFileWindowResult,
   readFile,
