@@ -174,8 +174,14 @@ export async function callTool<T = Record<string, unknown>>(
 }
 
 export async function machineOnline(client: Client, name: string, online = true): Promise<void> {
-  await waitFor(`machine ${name} online=${online}`, async () => {
-    const r = await callTool<{ machines: { name: string; online: boolean }[] }>(client, 'machines_list', {});
-    return r.data.machines.some((m) => m.name === name && m.online === online);
-  });
+  // An agent whose gateway was down for a while redials with full-jitter backoff capped at 30 s
+  // (apps/agent/src/connection.ts): after a restart its next try may legitimately come that late.
+  await waitFor(
+    `machine ${name} online=${online}`,
+    async () => {
+      const r = await callTool<{ machines: { name: string; online: boolean }[] }>(client, 'machines_list', {});
+      return r.data.machines.some((m) => m.name === name && m.online === online);
+    },
+    40_000,
+  );
 }
