@@ -404,7 +404,20 @@ describe('over TLS the agent also pins the certificate it saw at join', () => {
     let client: Client | null = null;
     try {
       const join1 = await runCliCommand(
-        ['agent', 'join', `https://localhost:${port}`, '-', '--name', 'tlsbox', '--state-dir', stateDir, ...RUN_AS],
+        // --ceiling: without it a root join writes the default ceiling to the host's /etc/letkite.
+        [
+          'agent',
+          'join',
+          `https://localhost:${port}`,
+          '-',
+          '--name',
+          'tlsbox',
+          '--state-dir',
+          stateDir,
+          '--ceiling',
+          join(stateDir, 'ceiling.toml'),
+          ...RUN_AS,
+        ],
         env,
         await gw.joinToken(),
       );

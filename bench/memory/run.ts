@@ -16,7 +16,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient } from '../../test/support/letkite';
+import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, RUN_AS } from '../../test/support/letkite';
 import { freePort, removeDir, repoRoot, tempDir, waitFor } from '../../test/support/processes';
 import { loadAverage, processTree, pssKiB, rssKiB, settle } from '../support/proc-stats';
 import { percentile } from '../support/stats';
@@ -191,7 +191,8 @@ await measure('gateway (`letkite gateway`)', 120, [tsx, builtCli], async (prefix
     const name = `mem-${i}`;
     const joined = spawnSync(
       process.execPath,
-      [...prefix, ...(i === 0 ? ['agent'] : []), 'join', g.url, '-', '--name', name],
+      // --run-as: a root join would otherwise create the letkite system account on the host.
+      [...prefix, ...(i === 0 ? ['agent'] : []), 'join', g.url, '-', '--name', name, ...RUN_AS],
       {
         input: g.joinToken(),
         env: { ...process.env, ...env },
