@@ -92,3 +92,51 @@ export interface PolicyStore {
     audit: AuditEventInput,
   ): Promise<AccountSettings>;
 }
+
+/** A `policies` row as both dialects read it (store/sqlite and store/postgres policies-schema.ts are twins). */
+export interface PolicyRow {
+  accountId: string;
+  name: string;
+  version: number;
+  source: string;
+  parsed: string;
+  createdAt: string;
+  createdBy: string;
+  updatedAt: string;
+  updatedBy: string;
+}
+
+/** A `policy_versions` row as both dialects read it. */
+export interface PolicyVersionRow {
+  name: string;
+  version: number;
+  source: string;
+  parsed: string;
+  author: string;
+  at: string;
+}
+
+export function storedFromRow(r: PolicyRow): StoredPolicy {
+  return {
+    accountId: r.accountId,
+    name: r.name,
+    version: r.version,
+    source: r.source,
+    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
+    author: r.updatedBy,
+    at: r.updatedAt,
+    createdAt: r.createdAt,
+    createdBy: r.createdBy,
+  };
+}
+
+export function revisionFromRow(r: PolicyVersionRow): PolicyRevision {
+  return {
+    name: r.name,
+    version: r.version,
+    source: r.source,
+    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
+    author: r.author,
+    at: r.at,
+  };
+}

@@ -5,37 +5,14 @@ import {
   type PolicyRevision,
   type PolicyStore,
   type PolicyUse,
+  revisionFromRow,
   type StoredPolicy,
+  storedFromRow,
 } from '../policy-store';
 import type { AuditEventInput } from '../types';
 import { insertAudit } from './pg-audit';
 import type { PgDatabase, PgDb, PgTx } from './pg-database';
 import { accountSettings, policies, policyVersions } from './policies-schema';
-
-function storedFromRow(r: typeof policies.$inferSelect): StoredPolicy {
-  return {
-    accountId: r.accountId,
-    name: r.name,
-    version: r.version,
-    source: r.source,
-    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
-    author: r.updatedBy,
-    at: r.updatedAt,
-    createdAt: r.createdAt,
-    createdBy: r.createdBy,
-  };
-}
-
-function revisionFromRow(r: typeof policyVersions.$inferSelect): PolicyRevision {
-  return {
-    name: r.name,
-    version: r.version,
-    source: r.source,
-    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
-    author: r.author,
-    at: r.at,
-  };
-}
 
 /**
  * The policies domain on PostgreSQL (cluster mode; migrations `pg-policies`, after `pg-oauth` whose connections

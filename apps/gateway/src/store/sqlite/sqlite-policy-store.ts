@@ -5,37 +5,14 @@ import {
   type PolicyRevision,
   type PolicyStore,
   type PolicyUse,
+  revisionFromRow,
   type StoredPolicy,
+  storedFromRow,
 } from '../policy-store';
 import type { AuditEventInput } from '../types';
 import { insertAudit, sqliteClientOf } from './audit';
 import { accountSettings, policies, policyVersions } from './policies-schema';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
-
-function storedFromRow(r: typeof policies.$inferSelect): StoredPolicy {
-  return {
-    accountId: r.accountId,
-    name: r.name,
-    version: r.version,
-    source: r.source,
-    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
-    author: r.updatedBy,
-    at: r.updatedAt,
-    createdAt: r.createdAt,
-    createdBy: r.createdBy,
-  };
-}
-
-function revisionFromRow(r: typeof policyVersions.$inferSelect): PolicyRevision {
-  return {
-    name: r.name,
-    version: r.version,
-    source: r.source,
-    parsed: JSON.parse(r.parsed) as Record<string, unknown>,
-    author: r.author,
-    at: r.at,
-  };
-}
 
 /** The policies domain on the shared SQLite database (its own migrations, `__drizzle_migrations_policies`). */
 export class SqlitePolicyStore implements PolicyStore {
