@@ -210,7 +210,7 @@ describe.skipIf(!isRoot)('the one-line agent install', () => {
     const manifest = JSON.parse(readFileSync(join(p.prefix, 'agent/manifest.json'), 'utf8'));
     expect(manifest.platform).toBe(platform);
     expect(Object.keys(manifest.files)).toEqual(
-      expect.arrayContaining(['letkite-agent.mjs', 'launcher.mjs', `prebuilds/${platform}/pty.node`]),
+      expect.arrayContaining(['letkite-agent.mjs', 'letkite-launch', `prebuilds/${platform}/pty.node`]),
     );
     const defaults = readFileSync(join(p.config, 'ceiling.toml'), 'utf8');
     expect(defaults).toMatch(/^#/m);

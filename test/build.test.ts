@@ -125,7 +125,7 @@ describe('the built product', () => {
     const client = await mcpClient(url, apiToken.stdout.trim());
     try {
       await machineOnline(client, 'built');
-      // exec goes through the launcher (dist/cli/launcher.mjs); the command rules load the grammar (wasm).
+      // exec goes through the launcher (dist/cli/letkite-launch); the command rules load the grammar (wasm).
       const r = await callTool(client, 'exec', { machine: 'built', command: 'echo built-$((40+2))' });
       expect(r.error).toBeUndefined();
       expect(r.data).toMatchObject({ exit_code: 0, stdout: 'built-42\n' });

@@ -130,7 +130,7 @@ describe('npm start keeps its keys out of the AI’s reach', () => {
   });
 
   test('the LetKite installation that runs the agent cannot be read or changed', async () => {
-    const code = join(repoRoot, 'apps/agent/src/executors/launcher.mjs');
+    const code = join(repoRoot, 'apps/agent/src/executors/launcher-client.ts');
     const before = readFileSync(code, 'utf8');
     const r = await callTool(readOnly, 'read_file', { machine, path: join(repoRoot, 'package.json') });
     expect(r.error?.code).toBe('blocked_by_ceiling');

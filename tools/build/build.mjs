@@ -79,11 +79,17 @@ function copy(from, to) {
   cpSync(from, to, { recursive: true });
 }
 
-function sandboxHelper() {
-  const helper = join(root, 'apps/agent/native/build/letkite-sandbox');
-  if (process.platform === 'linux' && !existsSync(helper)) {
+let nativeBuilt = false;
+/**
+ * A native helper (apps/agent/native: the sandbox helper, the exec launcher), (re)built first when missing or
+ * older than its source: the build script skips what is up to date.
+ */
+function nativeHelper(name) {
+  const helper = join(root, 'apps/agent/native/build', name);
+  if (process.platform === 'linux' && !nativeBuilt) {
     const r = spawnSync(process.execPath, [join(root, 'apps/agent/scripts/build-sandbox.mjs')], { stdio: 'inherit' });
-    if (r.status !== 0) throw new Error('the sandbox helper did not build (see above)');
+    if (r.status !== 0) throw new Error('the native helpers did not build (see above)');
+    nativeBuilt = true;
   }
   return existsSync(helper) ? helper : undefined;
 }
@@ -142,12 +148,13 @@ async function buildCli() {
       entryPoints: [join(root, 'apps/agent/src/files/worker-main.ts')],
       outfile: join(out, 'file-worker.mjs'),
     });
-    copy(join(root, 'apps/agent/src/executors/launcher.mjs'), join(out, 'launcher.mjs'));
     copy(join(root, 'apps/gateway/drizzle'), join(out, 'drizzle'));
     copy(webapp, join(out, 'webapp'));
     copy(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(out, 'tree-sitter-bash.wasm'));
-    const helper = sandboxHelper();
+    const helper = nativeHelper('letkite-sandbox');
     if (helper) copy(helper, join(out, 'letkite-sandbox'));
+    const launcher = nativeHelper('letkite-launch');
+    if (launcher) copy(launcher, join(out, 'letkite-launch'));
     chmodSync(join(out, 'main.mjs'), 0o755);
   });
 }
@@ -181,15 +188,16 @@ async function buildAgent() {
       entryPoints: [join(root, 'apps/agent/src/files/worker-main.ts')],
       outfile: join(out, 'file-worker.mjs'),
     });
-    copy(join(root, 'apps/agent/src/executors/launcher.mjs'), join(out, 'launcher.mjs'));
     copy(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(out, 'tree-sitter-bash.wasm'));
     copy(join(dirname(require.resolve('web-tree-sitter')), 'web-tree-sitter.wasm'), join(out, 'web-tree-sitter.wasm'));
     // node-pty looks for its addon in ./prebuilds/<os>-<arch>/ next to a bundle (lib/utils.js, "bundled").
     const pty = join(dirname(require.resolve('node-pty/package.json')), 'build/Release/pty.node');
     if (!existsSync(pty)) throw new Error(`node-pty's addon is missing (${pty}): run npm ci with a C++ compiler`);
     copy(pty, join(out, 'prebuilds', platform, 'pty.node'));
-    const helper = sandboxHelper();
+    const helper = nativeHelper('letkite-sandbox');
     if (helper) copy(helper, join(out, 'letkite-sandbox'));
+    const launcher = nativeHelper('letkite-launch');
+    if (launcher) copy(launcher, join(out, 'letkite-launch'));
     copy(join(root, 'infra/systemd/letkite-agent.service'), join(out, 'letkite-agent.service'));
     chmodSync(join(out, 'letkite-agent.mjs'), 0o755);
     const version = JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')).version;

@@ -126,7 +126,7 @@ describe('the launcher', () => {
 
   test('when it cannot start, acquire() says so and callers spawn in-process', async () => {
     const logs: string[] = [];
-    const broken = new LauncherClient(join(import.meta.dirname, 'no-such-launcher.mjs'), (m) => logs.push(m));
+    const broken = new LauncherClient(join(import.meta.dirname, 'no-such-launcher'), (m) => logs.push(m));
     expect(await broken.acquire()).toBeNull();
     expect(await broken.acquire()).toBeNull(); // no restart loop: retried only after a pause
     expect(logs.join('\n')).toMatch(/spawning commands in the agent process/);

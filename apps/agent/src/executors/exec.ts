@@ -93,7 +93,7 @@ export const spawnHere: Launch = (req, events) => {
   );
 };
 
-/** The agent's one launcher process (launcher.mjs), started with the first command. */
+/** The agent's one launcher process (native/letkite-launch.c), started with the first command. */
 export const launcher = new LauncherClient();
 
 /** `LETKITE_EXEC_LAUNCHER=off` spawns every command in the agent process (to compare, or to rule the launcher out). */

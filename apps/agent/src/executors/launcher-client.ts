@@ -1,6 +1,23 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { TRUSTED_PATH } from '../launch-plan';
+
+// The agent's side of the exec launcher, native/letkite-launch.c: a small static C process that forks and execs
+// each `exec` command the way Node's spawn() would (see the top of the C file), so the fork copies ~1 MiB of
+// page tables instead of the agent's. Everything else — timeouts, cancellation, killing groups — stays in
+// runExec (exec.ts), the same for the launcher and for the in-process fallback (spawnHere).
+//
+// Protocol on the launcher's stdin/stdout, defined for this side in encodeSpawn / FrameReader below (and for the
+// C side at the top of letkite-launch.c): every frame is a little-endian u32 body length, then u8 type, u32 id,
+// then fields; `bytes` is a u32 length and that many bytes, `str` the same holding UTF-8 text.
+//   to it    1 spawn  u32 flags (1 uid, 2 gid, 8 cwd), u32 uid, u32 gid, u32 max, str file, str cwd,
+//                     u32 argc, argc × str, u32 envc, envc × str "NAME=value", u32 nfds, nfds × bytes, bytes stdin
+//   from it  0 ready; 1 pid u32; 2 throw str code; 3 error str code; 4 exit i32 code, str signal ("" = none);
+//            5 close i32 code, str signal, u8 cut (1 stdout, 2 stderr), bytes stdout, bytes stderr
+// An input with nothing to write (stdin undefined, an extra fd `null`) is sent empty: the launcher closes its
+// end at once and the command reads EOF.
 
 /** The launcher's environment: the trusted PATH and nothing else (issue #10 item 1). */
 export function launcherEnv(): Record<string, string> {
@@ -46,16 +63,161 @@ export type Launch = (req: LaunchRequest, events: LaunchEvents) => void;
 type FromLauncher =
   | { t: 'ready' }
   | { t: 'pid'; id: number; pid: number }
-  | { t: 'throw'; id: number; name?: string; message: string; code?: string }
-  | { t: 'error'; id: number; code?: string }
+  | { t: 'throw'; id: number; code: string }
+  | { t: 'error'; id: number; code: string }
   | { t: 'exit'; id: number; code: number | null; sig: string | null }
   | ({ t: 'close'; id: number; code: number | null; sig: string | null } & LaunchOutput);
+
+// ---- the protocol (the C side: the top of native/letkite-launch.c) ----
+
+const SPAWN = 1;
+const FLAG_UID = 1;
+const FLAG_GID = 2;
+const FLAG_CWD = 8;
+const FROM_LAUNCHER = ['ready', 'pid', 'throw', 'error', 'exit', 'close'] as const;
+
+/**
+ * Node's spawn() refuses a NUL byte in any string it passes to the kernel (which would cut it short), and an
+ * empty file: so do we, with Node's error code. The message names the property, never the value (an
+ * environment value may be a secret).
+ */
+function assertSpawnable(req: LaunchRequest): void {
+  const refuse = (what: string, why: string) => {
+    const err = new TypeError(`The argument '${what}' ${why}`) as NodeJS.ErrnoException;
+    err.code = 'ERR_INVALID_ARG_VALUE';
+    throw err;
+  };
+  const check = (what: string, s: string) => {
+    if (s.includes('\0')) refuse(what, 'must be a string without null bytes');
+  };
+  if (req.file.length === 0) refuse('file', 'cannot be empty');
+  check('file', req.file);
+  for (const [i, a] of req.args.entries()) check(`args[${i}]`, a);
+  if (req.cwd !== undefined) check('options.cwd', req.cwd);
+  for (const [k, v] of Object.entries(req.env)) {
+    check('options.env (a name)', k);
+    check(`options.env['${k}']`, v);
+  }
+}
+
+function encodeSpawn(id: number, req: LaunchRequest): Buffer {
+  const parts: Buffer[] = [];
+  const u32 = (n: number) => {
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32LE(n >>> 0);
+    parts.push(b);
+  };
+  const bytes = (b: Buffer) => {
+    u32(b.length);
+    parts.push(b);
+  };
+  const str = (s: string) => bytes(Buffer.from(s, 'utf8'));
+  const flags =
+    (req.uid === undefined ? 0 : FLAG_UID) |
+    (req.gid === undefined ? 0 : FLAG_GID) |
+    (req.cwd === undefined ? 0 : FLAG_CWD);
+  u32(flags);
+  u32(req.uid ?? 0);
+  u32(req.gid ?? 0);
+  u32(req.max);
+  str(req.file);
+  str(req.cwd ?? '');
+  u32(req.args.length);
+  for (const a of req.args) str(a);
+  const env = Object.entries(req.env);
+  u32(env.length);
+  for (const [k, v] of env) str(`${k}=${v}`);
+  u32(req.extraFds.length);
+  for (const text of req.extraFds) str(text ?? '');
+  str(req.stdin ?? '');
+  const body = Buffer.concat(parts);
+  const head = Buffer.allocUnsafe(9);
+  head.writeUInt32LE(body.length + 5, 0);
+  head.writeUInt8(SPAWN, 4);
+  head.writeUInt32LE(id, 5);
+  return Buffer.concat([head, body]);
+}
+
+function decodeFrame(body: Buffer): FromLauncher {
+  let at = 5;
+  const u32 = () => {
+    const n = body.readUInt32LE(at);
+    at += 4;
+    return n;
+  };
+  const bytes = () => {
+    const n = u32();
+    if (at + n > body.length) throw new RangeError('a field runs past its frame');
+    const b = body.subarray(at, at + n);
+    at += n;
+    return b;
+  };
+  const str = () => bytes().toString('utf8');
+  /** Node's (code, signal): code null when a signal ended the command. */
+  const status = () => {
+    const code = body.readInt32LE(at);
+    at += 4;
+    const sig = str();
+    return sig === '' ? { code, sig: null } : { code: null, sig };
+  };
+  const t = FROM_LAUNCHER[body.readUInt8(0)];
+  const id = body.readUInt32LE(1);
+  switch (t) {
+    case 'ready':
+      return { t };
+    case 'pid':
+      return { t, id, pid: u32() };
+    case 'throw':
+    case 'error':
+      return { t, id, code: str() };
+    case 'exit':
+      return { t, id, ...status() };
+    case 'close': {
+      const s = status();
+      const cut = body.readUInt8(at++);
+      const stdout = bytes();
+      const stderr = bytes();
+      return { t, id, ...s, stdout, stderr, stdoutCut: (cut & 1) !== 0, stderrCut: (cut & 2) !== 0 };
+    }
+    default:
+      throw new RangeError(`unknown frame type ${body.readUInt8(0)}`);
+  }
+}
+
+/** Splits the launcher's stdout into frames; a frame's chunks are joined once, when it is complete. */
+class FrameReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  push(chunk: Buffer, onFrame: (m: FromLauncher) => void): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size >= 4) {
+      let head = this.chunks[0] as Buffer;
+      if (head.length < 4) head = this.join();
+      const need = 4 + head.readUInt32LE(0);
+      if (this.size < need) return;
+      if (head.length < need) head = this.join();
+      const body = head.subarray(4, need);
+      this.chunks[0] = head.subarray(need);
+      this.size -= need;
+      if (this.chunks[0].length === 0) this.chunks.shift();
+      onFrame(decodeFrame(body));
+    }
+  }
+
+  private join(): Buffer {
+    const all = Buffer.concat(this.chunks, this.size);
+    this.chunks = [all];
+    return all;
+  }
+}
 
 /** How long the launcher may take to start before calls fall back to spawning in the agent. */
 const READY_TIMEOUT_MS = 10_000;
 /** After the launcher failed to start, calls spawn in-process this long before another start is tried. */
 const RETRY_AFTER_MS = 30_000;
-/** The launcher exits after this long without a command in flight (issue #13: its ≈ 42 MiB RSS while idle). */
+/** The launcher exits after this long without a command in flight (issue #13: nothing of it stays while idle). */
 export const DEFAULT_IDLE_MS = 60_000;
 
 /** `LETKITE_EXEC_LAUNCHER_IDLE_MS`: the idle time before the launcher exits; 0 keeps it for good. */
@@ -65,22 +227,20 @@ export function idleFromEnv(value = process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS): 
   return Number.isSafeInteger(ms) && ms >= 0 ? ms : DEFAULT_IDLE_MS;
 }
 
-/** The structured clone of a Buffer may arrive as a plain Uint8Array: view it as a Buffer without copying. */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
+/** Where `npm install` / `npm run build -w @letkite/agent` puts the launcher; built, next to the bundle. */
 export function launcherPath(): string {
-  return fileURLToPath(new URL('./launcher.mjs', import.meta.url));
+  if (import.meta.letkiteBundle) return fileURLToPath(new URL('./letkite-launch', import.meta.url));
+  return fileURLToPath(new URL('../../native/build/letkite-launch', import.meta.url));
 }
 
 /**
- * The agent's side of launcher.mjs: starts it (plain `node`, no tsx, a fixed environment), routes its replies to the
- * commands in flight, and keeps it from holding the agent's event loop open while idle. If it dies, the process
- * groups of the commands in flight are killed and those commands fail; the next command starts a new launcher.
+ * The agent's side of letkite-launch: starts it (a fixed environment), routes its replies to the commands in
+ * flight, and keeps it from holding the agent's event loop open while idle. If it dies, the process groups of the
+ * commands in flight are killed and those commands fail; the next command starts a new launcher. Without the
+ * binary (not built: no C compiler, not Linux), acquire() returns null and commands spawn in the agent.
  *
  * After `idleMs` without a command in flight it is retired: detached first (so no new command can be sent to it),
- * then its channel is closed, on which it exits. A command that arrives meanwhile starts a fresh launcher; a Launch
+ * then its stdin is closed, on which it exits. A command that arrives meanwhile starts a fresh launcher; a Launch
  * obtained before the retirement sends to the fresh one too. Nothing is in flight on a retired launcher, so
  * nothing is lost with it.
  */
@@ -88,6 +248,7 @@ export class LauncherClient {
   private child: ChildProcess | null = null;
   private ready: Promise<boolean> | null = null;
   private failedAt = Number.NEGATIVE_INFINITY;
+  private reportedMissing = false;
   private nextId = 1;
   private readonly inFlight = new Map<number, { events: LaunchEvents; pid?: number }>();
   /** Launchers detached for being idle: a Launch bound to one goes to the current launcher instead. */
@@ -140,22 +301,31 @@ export class LauncherClient {
   }
 
   private start(): Promise<boolean> {
-    // A fixed allowlist, nothing of the agent's own environment (it may hold secrets, and NODE_OPTIONS with
-    // `--import tsx` would load tsx: the cost we are avoiding). Commands get their environment per spawn.
-    const env = launcherEnv();
+    if (!existsSync(this.path)) {
+      // Not built here (no C compiler, or not Linux): say it once, not at every retry.
+      const first = !this.reportedMissing;
+      this.reportedMissing = true;
+      return Promise.resolve(
+        this.startFailed(
+          `${this.path} is missing; \`npm run build -w @letkite/agent\` builds it (needs a C compiler)`,
+          first,
+        ),
+      );
+    }
+    // A fixed allowlist, nothing of the agent's own environment (it may hold secrets). Commands get their
+    // environment per spawn.
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, [this.path], {
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        serialization: 'advanced',
-        env,
-      });
+      child = spawn(this.path, [], { stdio: ['pipe', 'pipe', 'inherit'], env: launcherEnv() });
     } catch (err) {
       return Promise.resolve(this.startFailed(String(err)));
     }
     this.child = child;
-    // The launcher never keeps the agent alive by itself; its channel does while it starts or runs commands.
+    // The launcher never keeps the agent alive by itself; its stdout does while it starts or runs commands.
     child.unref();
+    // EPIPE when it died: its exit is handled below.
+    child.stdin?.on('error', () => {});
+    const frames = new FrameReader();
     return new Promise<boolean>((resolve) => {
       let started = false;
       const timer = setTimeout(() => {
@@ -165,15 +335,23 @@ export class LauncherClient {
         child.kill('SIGKILL');
       }, READY_TIMEOUT_MS);
       timer.unref();
-      child.on('message', (m: FromLauncher) => {
-        if (m.t === 'ready') {
-          started = true;
-          clearTimeout(timer);
-          if (this.inFlight.size === 0) this.idle(child);
-          resolve(true);
-          return;
+      child.stdout?.on('data', (chunk: Buffer) => {
+        try {
+          frames.push(chunk, (m) => {
+            if (m.t !== 'ready') {
+              this.route(m);
+              return;
+            }
+            started = true;
+            clearTimeout(timer);
+            if (this.inFlight.size === 0) this.idle(child);
+            resolve(true);
+          });
+        } catch (err) {
+          this.log(`command launcher sent a malformed frame (${String(err)}); it is restarted with the next command`);
+          this.lost(child, 'the command launcher failed while the command ran; its process group was killed');
+          child.kill('SIGKILL');
         }
-        this.route(m);
       });
       child.on('error', (err) => {
         if (started || this.child !== child) return;
@@ -194,8 +372,8 @@ export class LauncherClient {
     });
   }
 
-  private startFailed(reason: string): false {
-    this.log(`command launcher unavailable (${reason}): spawning commands in the agent process`);
+  private startFailed(reason: string, report = true): false {
+    if (report) this.log(`command launcher unavailable (${reason}): spawning commands in the agent process`);
     this.failedAt = performance.now();
     return false;
   }
@@ -232,15 +410,23 @@ export class LauncherClient {
       );
       return;
     }
-    if (this.child !== child || !child.connected) {
+    if (this.child !== child || !child.stdin?.writable) {
       events.fail(new Error('the command launcher exited before the command started'));
+      return;
+    }
+    let frame: Buffer;
+    try {
+      assertSpawnable(req);
+      frame = encodeSpawn(this.nextId, req);
+    } catch (err) {
+      events.fail(err as Error);
       return;
     }
     const id = this.nextId++;
     this.inFlight.set(id, { events });
     clearTimeout(this.idleTimer);
-    if (this.inFlight.size === 1) child.channel?.ref();
-    child.send({ t: 'spawn', id, ...req });
+    if (this.inFlight.size === 1) (child.stdout as Socket | null)?.ref();
+    child.stdin.write(frame);
   }
 
   private route(m: Exclude<FromLauncher, { t: 'ready' }>): void {
@@ -258,17 +444,19 @@ export class LauncherClient {
         entry.events.exit(m.code, m.sig);
         return;
       case 'throw': {
+        // What Node's spawn() throws: an ErrnoException of syscall "spawn".
         this.done(m.id);
-        const err = (m.name === 'TypeError' ? new TypeError(m.message) : new Error(m.message)) as NodeJS.ErrnoException;
-        if (m.code !== undefined) err.code = m.code;
+        const err = new Error(`spawn ${m.code}`) as NodeJS.ErrnoException;
+        err.code = m.code;
+        err.syscall = 'spawn';
         entry.events.fail(err);
         return;
       }
       case 'close':
         this.done(m.id);
         entry.events.close(m.code, m.sig, {
-          stdout: asBuffer(m.stdout),
-          stderr: asBuffer(m.stderr),
+          stdout: m.stdout,
+          stderr: m.stderr,
           stdoutCut: m.stdoutCut,
           stderrCut: m.stderrCut,
         });
@@ -281,9 +469,10 @@ export class LauncherClient {
     if (this.inFlight.size === 0 && this.child) this.idle(this.child);
   }
 
-  /** Nothing in flight: the channel stops holding the agent open, and the idle countdown starts. */
+  /** Nothing in flight: the launcher's pipes stop holding the agent open, and the idle countdown starts. */
   private idle(child: ChildProcess): void {
-    child.channel?.unref();
+    (child.stdout as Socket | null)?.unref();
+    (child.stdin as Socket | null)?.unref();
     clearTimeout(this.idleTimer);
     if (this.idleMs <= 0) return;
     this.idleTimer = setTimeout(() => this.retire(child), this.idleMs);
@@ -297,11 +486,11 @@ export class LauncherClient {
       if (this.inFlight.size === 0) this.idle(child);
       return;
     }
-    // Detach first: from here on every command goes to a new launcher, so closing this one's channel (on which
-    // launcher.mjs exits) cannot lose one.
+    // Detach first: from here on every command goes to a new launcher, so closing this one's stdin (on which
+    // it exits) cannot lose one.
     this.retired.add(child);
     this.child = null;
     this.ready = null;
-    if (child.connected) child.disconnect();
+    child.stdin?.end();
   }
 }
