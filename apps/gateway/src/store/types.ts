@@ -71,6 +71,24 @@ export interface Machine {
   lastSeenAt: string | null;
 }
 
+/**
+ * Who reaches which machines, as the store filters them (machines/resolve-machine.ts builds it from a principal):
+ * the account's live machines, minus those claimed by groups of the account that `userId` is not in (unless
+ * `seesClaimedMachines`: owners and admins), narrowed to `machineIds` unless that is `*`.
+ */
+export interface MachineReach {
+  accountId: string;
+  userId: string;
+  seesClaimedMachines: boolean;
+  machineIds: '*' | readonly string[];
+}
+
+/** One page of machines in (name as bytes, id) order; `nextCursor` is set when more follow. */
+export interface MachinePage {
+  machines: Machine[];
+  nextCursor: string | null;
+}
+
 export interface AuditEventInput {
   accountId: string;
   at: string;
@@ -193,6 +211,17 @@ export interface Store {
 
   getMachine(id: string): Promise<Machine | null>;
   listMachines(accountId: string): Promise<Machine[]>;
+  /**
+   * The page of reachable machines after `cursor` (a `nextCursor` this method returned; null for the first page),
+   * at most `limit` of them, read with the reach filter in the query so a page costs its own rows, not the fleet's.
+   * A cursor is a position, not a snapshot: machines added or removed between pages appear or not where their
+   * name puts them, none twice. A cursor this store did not make is `invalid_params`.
+   */
+  pageReachableMachines(reach: MachineReach, page: { cursor: string | null; limit: number }): Promise<MachinePage>;
+  /** Every reachable machine, in the page order. */
+  listReachableMachines(reach: MachineReach): Promise<Machine[]>;
+  /** The reachable machines whose id or (exact) name is `ref`, in the page order: what resolving a reference reads. */
+  findReachableMachines(reach: MachineReach, ref: string): Promise<Machine[]>;
   recordAgentSeen(machineId: string, seen: AgentSeen): Promise<void>;
   recordCeiling(
     machineId: string,

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import type { AuditEventInput, Machine, Store } from '../types';
+import { openIdentityStore } from '../../identity/open-identity-store';
+import { encodeMachinesCursor } from '../machine-page';
+import type { AuditEventInput, Machine, MachineReach, Store } from '../types';
 import { type CoreInstances, coreBackends, storeProcess } from './core-backends';
 
 /**
@@ -324,5 +326,149 @@ describe.each(coreBackends())('core Store on $name', (backend) => {
     expect(await store.getRedactionPatterns(accountId)).toEqual([]);
     expect(await store.listAudit(accountId, { limit: 10, action: 'redaction.update' })).toHaveLength(2);
     expect(await store.getRedactionPatterns('acc_other')).toEqual([]);
+  });
+  describe('machines a principal reaches, paged in the store', () => {
+    // The reach filter reads the identity domain's group tables; the gateway opens (and so migrates) it with the
+    // core store.
+    beforeEach(() => {
+      openIdentityStore(store);
+    });
+
+    /** The reach rule as the gateway decided it before the store did (the JS filter over the whole list). */
+    async function oracle(reach: MachineReach): Promise<Machine[]> {
+      const identity = openIdentityStore(store);
+      const claims = await identity.machineClaims(reach.accountId);
+      const mine = new Set(await identity.groupsOfUser(reach.accountId, reach.userId));
+      const byGroups = (m: Machine) =>
+        reach.seesClaimedMachines || (claims.get(m.id)?.some((g) => mine.has(g)) ?? true);
+      const allowed = reach.machineIds;
+      return (await store.listMachines(reach.accountId))
+        .filter((m) => byGroups(m) && (allowed === '*' || allowed.includes(m.id)))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : 1));
+    }
+
+    async function walk(s: Store, reach: MachineReach, limit: number): Promise<Machine[][]> {
+      const pages: Machine[][] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await s.pageReachableMachines(reach, { cursor, limit });
+        expect(page.machines.length).toBeLessThanOrEqual(limit);
+        pages.push(page.machines);
+        cursor = page.nextCursor;
+      } while (cursor !== null && pages.length < 200);
+      return pages;
+    }
+
+    const ids = (ms: Machine[]) => ms.map((m) => m.id);
+
+    /**
+     * Two groups: `ops` (member alice) claims m-b and m-c, `db` (member bob) claims m-c and m-d; m-a and m-e are
+     * unclaimed; m-x is revoked; another account's machine and its group's claim on m-a change nothing here.
+     */
+    async function fleet() {
+      const m: Record<string, string> = {};
+      for (const n of ['m-e', 'm-a', 'm-c', 'M-b', 'm-d', 'm-x']) m[n] = (await enroll(n)).id;
+      await t.exec('UPDATE machines SET revoked_at = ? WHERE id = ?', [AT, m['m-x']]);
+      for (const u of ['usr_alice', 'usr_bob', 'usr_carol']) {
+        await t.exec('INSERT INTO users (id, name, email, created_at) VALUES (?, ?, NULL, ?)', [u, u, AT]);
+      }
+      await t.exec('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', ['acc_other', 'other', AT]);
+      await t.exec(
+        'INSERT INTO machines (id, account_id, name, public_key, labels, enrolled_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ['mch_foreign', 'acc_other', 'm-a', 'pkf', '[]', AT],
+      );
+      const identity = openIdentityStore(store);
+      const group = (id: string, account: string, memberIds: string[], machineIds: string[]) =>
+        identity.saveGroup(
+          { id, accountId: account, name: id, createdAt: AT, memberIds, machineIds },
+          audit('group.save', { accountId: account }),
+        );
+      await group('grp_ops', accountId, ['usr_alice'], [m['M-b'] as string, m['m-c'] as string]);
+      await group('grp_db', accountId, ['usr_bob'], [m['m-c'] as string, m['m-d'] as string]);
+      await group('grp_foreign', 'acc_other', ['usr_carol'], [m['m-a'] as string]);
+      return m;
+    }
+
+    test('every principal reaches what the gateway decided before, listed, paged and resolved alike', async () => {
+      const m = await fleet();
+      const some = [m['m-a'], m['M-b'], m['m-d'], m['m-x'], 'mch_foreign', 'mch_none', m['m-a']] as string[];
+      const reaches: MachineReach[] = [];
+      for (const userId of [ownerId, 'usr_alice', 'usr_bob', 'usr_carol']) {
+        for (const seesClaimedMachines of [true, false]) {
+          for (const machineIds of ['*', some, [m['m-c'] as string], []] as MachineReach['machineIds'][]) {
+            reaches.push({ accountId, userId, seesClaimedMachines, machineIds });
+          }
+        }
+      }
+      reaches.push({ accountId: 'acc_other', userId: 'usr_carol', seesClaimedMachines: false, machineIds: '*' });
+      for (const reach of reaches) {
+        const expected = await oracle(reach);
+        const label = JSON.stringify(reach);
+        expect(ids(await t.b.listReachableMachines(reach)), label).toEqual(ids(expected));
+        for (const limit of [1, 2, 1000]) {
+          expect(ids((await walk(t.b, reach, limit)).flat()), `${label} by ${limit}`).toEqual(ids(expected));
+        }
+        for (const ref of [...Object.keys(m), ...Object.values(m), 'mch_foreign', 'm-b']) {
+          const found = await store.findReachableMachines(reach, ref);
+          expect(ids(found), `${label} ${ref}`).toEqual(ids(expected.filter((x) => x.id === ref || x.name === ref)));
+        }
+      }
+      // The rule's corners, spelled out: alice (a member) reaches the unclaimed and her group's claims only.
+      const alice = { accountId, userId: 'usr_alice', seesClaimedMachines: false, machineIds: '*' } as const;
+      expect((await store.listReachableMachines(alice)).map((x) => x.name)).toEqual(['M-b', 'm-a', 'm-c', 'm-e']);
+      const carol = { ...alice, userId: 'usr_carol' };
+      expect((await store.listReachableMachines(carol)).map((x) => x.name)).toEqual(['m-a', 'm-e']);
+    });
+
+    test('pages: one position each, a machine added or removed between pages shows where its name puts it', async () => {
+      const m: Record<string, string> = {};
+      for (const n of ['n-1', 'n-3', 'n-5', 'n-7']) m[n] = (await enroll(n)).id;
+      const reach: MachineReach = { accountId, userId: ownerId, seesClaimedMachines: true, machineIds: '*' };
+      const first = await store.pageReachableMachines(reach, { cursor: null, limit: 2 });
+      expect(first.machines.map((x) => x.name)).toEqual(['n-1', 'n-3']);
+      expect(first.nextCursor).not.toBeNull();
+      // Between pages: one machine before the cursor, one after it; one after it leaves.
+      await enroll('n-2');
+      await enroll('n-4');
+      await t.exec('UPDATE machines SET revoked_at = ? WHERE id = ?', [AT, m['n-5']]);
+      const second = await t.b.pageReachableMachines(reach, { cursor: first.nextCursor, limit: 2 });
+      expect(second.machines.map((x) => x.name)).toEqual(['n-4', 'n-7']);
+      // The last page: exactly `limit` rows left, and no cursor after them.
+      expect(second.nextCursor).toBeNull();
+      // Equal names (a revoked machine's name taken again) are ordered by id and both positions hold.
+      const twin = await enroll('n-5');
+      await t.exec('UPDATE machines SET revoked_at = NULL WHERE id = ?', [m['n-5']]);
+      const all = (await walk(store, reach, 1)).flat();
+      expect(all.map((x) => x.name)).toEqual(['n-1', 'n-2', 'n-3', 'n-4', 'n-5', 'n-5', 'n-7']);
+      expect(all.filter((x) => x.name === 'n-5').map((x) => x.id)).toEqual([m['n-5'], twin.id].sort());
+      // A cursor is a position: one naming no machine at all still pages from where it points.
+      const between = await store.pageReachableMachines(reach, {
+        cursor: encodeMachinesCursor({ name: 'n-3z', id: '' }),
+        limit: 1,
+      });
+      expect(between.machines.map((x) => x.name)).toEqual(['n-4']);
+    });
+
+    test('a page holds 1 to 1000 machines and only cursors the store made: anything else is invalid_params', async () => {
+      await enroll('only');
+      const reach: MachineReach = { accountId, userId: ownerId, seesClaimedMachines: true, machineIds: '*' };
+      for (const limit of [0, -1, 1.5, 1001, Number.NaN]) {
+        await expect(store.pageReachableMachines(reach, { cursor: null, limit }), String(limit)).rejects.toMatchObject({
+          code: 'invalid_params',
+        });
+      }
+      expect((await store.pageReachableMachines(reach, { cursor: null, limit: 1000 })).machines).toHaveLength(1);
+      const forged = [
+        'not-a-cursor',
+        Buffer.from('[1,2]').toString('base64url'),
+        Buffer.from('["a"]').toString('base64url'),
+        Buffer.from('{"name":"a","id":"b"}').toString('base64url'),
+      ];
+      for (const cursor of forged) {
+        await expect(store.pageReachableMachines(reach, { cursor, limit: 10 }), cursor).rejects.toMatchObject({
+          code: 'invalid_params',
+        });
+      }
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { checkPageLimit, pageOf, pageStart } from '../machine-page';
 import type {
   Account,
   AgentSeen,
@@ -11,6 +12,8 @@ import type {
   Grant,
   JoinToken,
   Machine,
+  MachinePage,
+  MachineReach,
   Role,
   Store,
   User,
@@ -28,7 +31,42 @@ import { PgDatabase, type PgDb, type PgTx } from './pg-database';
 import { redactionPatterns } from './redaction-schema';
 import * as schema from './schema';
 
-function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
+type MachineRow = typeof schema.machines.$inferSelect;
+
+/** A machine row under the drizzle names, so `machineFromRow` maps plain-SQL reads too. */
+const MACHINE_COLUMNS = `m.id, m.account_id AS "accountId", m.name, m.public_key AS "publicKey", m.hostname, m.os,
+  m.os_release AS "osRelease", m.arch, m.agent_version AS "agentVersion", m.labels, m.ceiling,
+  m.ceiling_source AS "ceilingSource", m.ceiling_error AS "ceilingError", m.enrolled_at AS "enrolledAt",
+  m.last_seen_at AS "lastSeenAt", m.revoked_at AS "revokedAt"`;
+
+/**
+ * The reach filter of SqliteStore in this dialect: $1 account, $2 user, $3 sees claimed machines. A machine claimed
+ * by groups of its account is reached by their members only (owners and admins aside). The group tables are the
+ * identity domain's, in the same database.
+ */
+const LIVE_BY_GROUPS = `m.account_id = $1 AND m.revoked_at IS NULL
+  AND ($3::boolean
+    OR NOT EXISTS (SELECT 1 FROM group_machines gm JOIN groups g ON g.id = gm.group_id
+                   WHERE gm.machine_id = m.id AND g.account_id = m.account_id)
+    OR EXISTS (SELECT 1 FROM group_machines gm JOIN groups g ON g.id = gm.group_id
+               JOIN group_members gu ON gu.group_id = gm.group_id
+               WHERE gm.machine_id = m.id AND g.account_id = m.account_id AND gu.user_id = $2))`;
+
+/**
+ * A page: after ($4, $5) in (name as bytes, id) order, at most $6 rows (null: all), one range of
+ * machines_live_page. A grant's machine list ($7) drives its own query by id instead of filtering the fleet.
+ */
+const pageQuery = (listed: boolean) => `SELECT ${MACHINE_COLUMNS} FROM machines m
+  WHERE ${LIVE_BY_GROUPS} ${listed ? 'AND m.id = ANY($7::text[])' : ''}
+    AND (m.name COLLATE "C", m.id) > ($4::text COLLATE "C", $5::text)
+  ORDER BY m.name COLLATE "C", m.id LIMIT $6`;
+
+/** Resolving a reference: the machine with id $4, or those named $4. */
+const BY_REF_QUERY = `SELECT ${MACHINE_COLUMNS} FROM machines m
+  WHERE ${LIVE_BY_GROUPS} AND (m.id = $4 OR m.name = $4)
+  ORDER BY m.name COLLATE "C", m.id`;
+
+function machineFromRow(r: MachineRow): Machine {
   return {
     id: r.id,
     accountId: r.accountId,
@@ -291,6 +329,47 @@ export class PgStore implements Store {
 
   async listMachines(accountId: string): Promise<Machine[]> {
     return (await this.hot.machines.execute({ accountId })).map(machineFromRow);
+  }
+
+  /** The reach queries as named prepared statements: each pool connection parses and plans them once. */
+  private async reachRows(
+    reach: MachineReach,
+    after: { name: string; id: string },
+    limit: number | null,
+  ): Promise<MachineRow[]> {
+    const values: unknown[] = [reach.accountId, reach.userId, reach.seesClaimedMachines, after.name, after.id, limit];
+    const listed = reach.machineIds !== '*';
+    if (listed) values.push(reach.machineIds);
+    const r = await this.database.pool.query<MachineRow>({
+      name: listed ? 'core_reach_page_listed' : 'core_reach_page_all',
+      text: pageQuery(listed),
+      values,
+    });
+    return r.rows;
+  }
+
+  async pageReachableMachines(
+    reach: MachineReach,
+    page: { cursor: string | null; limit: number },
+  ): Promise<MachinePage> {
+    checkPageLimit(page.limit);
+    const rows = await this.reachRows(reach, pageStart(page.cursor), page.limit + 1);
+    return pageOf(rows.map(machineFromRow), page.limit);
+  }
+
+  async listReachableMachines(reach: MachineReach): Promise<Machine[]> {
+    return (await this.reachRows(reach, pageStart(null), null)).map(machineFromRow);
+  }
+
+  async findReachableMachines(reach: MachineReach, ref: string): Promise<Machine[]> {
+    const r = await this.database.pool.query<MachineRow>({
+      name: 'core_reach_by_ref',
+      text: BY_REF_QUERY,
+      values: [reach.accountId, reach.userId, reach.seesClaimedMachines, ref],
+    });
+    const allowed = reach.machineIds;
+    // The grant's list is a handful of ids next to at most a few rows here: checked on them, not in SQL.
+    return (allowed === '*' ? r.rows : r.rows.filter((m) => allowed.includes(m.id))).map(machineFromRow);
   }
 
   async recordAgentSeen(machineId: string, seen: AgentSeen): Promise<void> {

@@ -105,7 +105,12 @@ export const machines = sqliteTable(
     lastSeenAt: text('last_seen_at'),
     revokedAt: text('revoked_at'),
   },
-  (t) => [index('machines_account_name').on(t.accountId, t.name)],
+  (t) => [
+    index('machines_account_name').on(t.accountId, t.name),
+    // The page order of the account's live machines (Store.pageReachableMachines): names as bytes, then id. The
+    // name's collation is spelled out because PostgreSQL's default one is linguistic and could not serve it.
+    index('machines_live_page').on(t.accountId, sql`"name" COLLATE BINARY`, t.id).where(sql`"revoked_at" IS NULL`),
+  ],
 );
 
 export const auditEvents = sqliteTable(

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { checkPageLimit, pageOf, pageStart } from '../machine-page';
 import type {
   Account,
   AgentSeen,
@@ -17,6 +18,8 @@ import type {
   Grant,
   JoinToken,
   Machine,
+  MachinePage,
+  MachineReach,
   Role,
   Store,
   User,
@@ -39,6 +42,42 @@ const drizzleRoot = import.meta.letkiteBundle
   : join(dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
 
 type Db = BetterSQLite3Database<typeof schema>;
+
+type MachineRow = typeof schema.machines.$inferSelect;
+
+/** A machine row under the drizzle names, so `machineFromRow` maps plain-SQL reads too. */
+const MACHINE_COLUMNS = `m.id, m.account_id AS accountId, m.name, m.public_key AS publicKey, m.hostname, m.os,
+  m.os_release AS osRelease, m.arch, m.agent_version AS agentVersion, m.labels, m.ceiling,
+  m.ceiling_source AS ceilingSource, m.ceiling_error AS ceilingError, m.enrolled_at AS enrolledAt,
+  m.last_seen_at AS lastSeenAt, m.revoked_at AS revokedAt`;
+
+/**
+ * Group claims over `machines m` (named parameters): a machine claimed by groups of its account is reached by their
+ * members only, unless `@seesClaimed` (owners and admins). The group tables are the identity domain's, in the same
+ * file.
+ */
+const BY_GROUPS = `(@seesClaimed = 1
+    OR NOT EXISTS (SELECT 1 FROM group_machines gm JOIN groups g ON g.id = gm.group_id
+                   WHERE gm.machine_id = m.id AND g.account_id = m.account_id)
+    OR EXISTS (SELECT 1 FROM group_machines gm JOIN groups g ON g.id = gm.group_id
+               JOIN group_members gu ON gu.group_id = gm.group_id
+               WHERE gm.machine_id = m.id AND g.account_id = m.account_id AND gu.user_id = @userId))`;
+
+const LIVE = `m.account_id = @accountId AND m.revoked_at IS NULL`;
+
+/**
+ * A grant's machine list (`@machineIds`, a JSON array) drives its own query by id (CROSS JOIN keeps that order):
+ * filtering the account's whole range by it would read the fleet for a grant of three machines.
+ */
+const LISTED = `(SELECT DISTINCT value AS id FROM json_each(@machineIds)) AS listed CROSS JOIN machines m ON m.id = listed.id`;
+
+function reachParams(reach: MachineReach) {
+  return {
+    accountId: reach.accountId,
+    userId: reach.userId,
+    seesClaimed: reach.seesClaimedMachines ? 1 : 0,
+  };
+}
 
 /**
  * Applies one domain's migrations. Each domain (core, identity, approvals, jobs …) keeps its own schema file,
@@ -73,7 +112,7 @@ export function migrateSqliteDomain(
     .immediate();
 }
 
-function machineFromRow(r: typeof schema.machines.$inferSelect): Machine {
+function machineFromRow(r: MachineRow): Machine {
   return {
     id: r.id,
     accountId: r.accountId,
@@ -178,12 +217,8 @@ export class SqliteStore implements Store {
         .prepare(),
       // Plain SQL with the row's own aliases: at thousands of machines drizzle's per-row mapping cost about as
       // much as the query itself (machines_list and every by-name lookup read the whole account).
-      machines: this.sqlite.prepare<[string], typeof schema.machines.$inferSelect>(
-        `SELECT id, account_id AS accountId, name, public_key AS publicKey, hostname, os, os_release AS osRelease,
-                arch, agent_version AS agentVersion, labels, ceiling, ceiling_source AS ceilingSource,
-                ceiling_error AS ceilingError, enrolled_at AS enrolledAt, last_seen_at AS lastSeenAt,
-                revoked_at AS revokedAt
-         FROM machines WHERE account_id = ? AND revoked_at IS NULL ORDER BY name`,
+      machines: this.sqlite.prepare<[string], MachineRow>(
+        `SELECT ${MACHINE_COLUMNS} FROM machines m WHERE m.account_id = ? AND m.revoked_at IS NULL ORDER BY m.name`,
       ),
       // Every tool call reads the account's redaction patterns (output masking).
       redactionPatterns: this.db
@@ -390,6 +425,61 @@ export class SqliteStore implements Store {
 
   async listMachines(accountId: string): Promise<Machine[]> {
     return this.hot.machines.all(accountId).map(machineFromRow);
+  }
+
+  /**
+   * The reach queries, prepared on first use: they read the identity domain's group tables, which exist once
+   * the identity store has migrated this file (the gateway opens it with the core store).
+   */
+  private reachQueries?: ReturnType<SqliteStore['prepareReachQueries']>;
+
+  private prepareReachQueries() {
+    const page = (from: string) =>
+      this.sqlite.prepare<[Record<string, unknown>], MachineRow>(
+        `SELECT ${MACHINE_COLUMNS} FROM ${from}
+         WHERE ${LIVE} AND ${BY_GROUPS} AND (m.name, m.id) > (@afterName, @afterId)
+         ORDER BY m.name, m.id LIMIT @limit`,
+      );
+    return {
+      // (name, id) > (…) and the order are one range of machines_live_page (account_id, name, id), so a page
+      // reads its own rows. LIMIT -1 is SQLite's "no limit".
+      pageAll: page('machines m'),
+      pageListed: page(LISTED),
+      byRefAll: this.sqlite.prepare<[Record<string, unknown>], MachineRow>(
+        `SELECT ${MACHINE_COLUMNS} FROM machines m WHERE ${LIVE} AND ${BY_GROUPS} AND m.id = @ref
+         UNION ALL
+         SELECT ${MACHINE_COLUMNS} FROM machines m WHERE ${LIVE} AND ${BY_GROUPS} AND m.name = @ref AND m.id <> @ref
+         ORDER BY 3, 1`,
+      ),
+    };
+  }
+
+  private reachRows(reach: MachineReach, after: { name: string; id: string }, limit: number): MachineRow[] {
+    this.reachQueries ??= this.prepareReachQueries();
+    const params = { ...reachParams(reach), afterName: after.name, afterId: after.id, limit };
+    if (reach.machineIds === '*') return this.reachQueries.pageAll.all(params);
+    return this.reachQueries.pageListed.all({ ...params, machineIds: JSON.stringify(reach.machineIds) });
+  }
+
+  async pageReachableMachines(
+    reach: MachineReach,
+    page: { cursor: string | null; limit: number },
+  ): Promise<MachinePage> {
+    checkPageLimit(page.limit);
+    const rows = this.reachRows(reach, pageStart(page.cursor), page.limit + 1);
+    return pageOf(rows.map(machineFromRow), page.limit);
+  }
+
+  async listReachableMachines(reach: MachineReach): Promise<Machine[]> {
+    return this.reachRows(reach, pageStart(null), -1).map(machineFromRow);
+  }
+
+  async findReachableMachines(reach: MachineReach, ref: string): Promise<Machine[]> {
+    this.reachQueries ??= this.prepareReachQueries();
+    const rows = this.reachQueries.byRefAll.all({ ...reachParams(reach), ref });
+    const allowed = reach.machineIds;
+    // The grant's list is a handful of ids next to at most a few rows here: checked on them, not in SQL.
+    return (allowed === '*' ? rows : rows.filter((r) => allowed.includes(r.id))).map(machineFromRow);
   }
 
   async recordAgentSeen(machineId: string, seen: AgentSeen): Promise<void> {

@@ -1,0 +1,1 @@
+CREATE INDEX "machines_live_page" ON "machines" USING btree ("account_id","name" COLLATE "C","id") WHERE "revoked_at" IS NULL;

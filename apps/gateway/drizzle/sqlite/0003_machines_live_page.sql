@@ -1,0 +1,1 @@
+CREATE INDEX `machines_live_page` ON `machines` (`account_id`,"name" COLLATE BINARY,`id`) WHERE "revoked_at" IS NULL;
