@@ -1,15 +1,24 @@
-import type { ApproverKind } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
 import { and, asc, desc, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type {
   ApprovalBinding,
-  ApprovalReason,
   ApprovalRequest,
   ApprovalStatus,
   ApprovalStore,
   GateOutcome,
   PushSubscriptionRecord,
 } from '../../approvals/approval-store';
+import {
+  approvalFromRow,
+  approvalToRow,
+  decisionAudit,
+  decisionToRow,
+  expireAudit,
+  pushSubscriptionFromRow,
+  requestAudit,
+  sameBinding,
+  useAudit,
+} from '../approval-rows';
 import type { AuditEventInput } from '../types';
 import {
   approvalChallenges,
@@ -20,68 +29,6 @@ import {
 } from './approvals-schema';
 import { insertAudit } from './pg-audit';
 import type { PgDatabase, PgDb, PgTx } from './pg-database';
-
-type Row = typeof approvalRequests.$inferSelect;
-
-function fromRow(r: Row): ApprovalRequest {
-  return {
-    id: r.id,
-    accountId: r.accountId,
-    credentialId: r.credentialId,
-    requesterId: r.requesterId,
-    clientName: r.clientName,
-    tool: r.tool,
-    machineId: r.machineId,
-    machineName: r.machineName,
-    args: r.args,
-    argsHash: r.argsHash,
-    policyHash: r.policyHash,
-    policyName: r.policyName,
-    reason: JSON.parse(r.reason) as ApprovalReason,
-    approvers: r.approvers as ApproverKind,
-    askedUserIds: JSON.parse(r.askedUserIds) as string[],
-    status: r.status as ApprovalStatus,
-    createdAt: r.createdAt,
-    expiresAt: r.expiresAt,
-    decidedAt: r.decidedAt,
-    decidedBy: r.decidedBy,
-    decidedWith: r.decidedWith as ApprovalRequest['decidedWith'],
-    usedAt: r.usedAt,
-    proofBinding: r.proofBinding,
-    passkeyOnly: r.passkeyOnly === 1,
-    assertion: r.assertion,
-  };
-}
-
-function toRow(a: ApprovalRequest): Row {
-  return {
-    ...a,
-    reason: JSON.stringify(a.reason),
-    askedUserIds: JSON.stringify(a.askedUserIds),
-    passkeyOnly: a.passkeyOnly ? 1 : 0,
-  };
-}
-
-/** What the audit log says about a request (never the arguments themselves: they may hold secrets). */
-function requestDetails(a: ApprovalRequest): Record<string, unknown> {
-  return {
-    tool: a.tool,
-    machine_id: a.machineId,
-    credential_id: a.credentialId,
-    args_sha256: a.argsHash,
-    policy_sha256: a.policyHash,
-  };
-}
-
-function sameBinding(b: ApprovalBinding) {
-  return and(
-    eq(approvalRequests.credentialId, b.credentialId),
-    eq(approvalRequests.tool, b.tool),
-    eq(approvalRequests.machineId, b.machineId),
-    eq(approvalRequests.argsHash, b.argsHash),
-    eq(approvalRequests.policyHash, b.policyHash),
-  );
-}
 
 /**
  * The approvals domain on PostgreSQL (cluster mode), the twin of store/sqlite/sqlite-approval-store.ts. Every
@@ -116,7 +63,7 @@ export class PgApprovalStore implements ApprovalStore {
         and(
           inArray(approvalRequests.status, ['pending', 'approved']),
           lte(approvalRequests.expiresAt, now),
-          binding ? sameBinding(binding) : undefined,
+          binding ? sameBinding(approvalRequests, binding) : undefined,
         ),
       )
       .orderBy(asc(approvalRequests.id))
@@ -132,17 +79,9 @@ export class PgApprovalStore implements ApprovalStore {
         ),
       );
     for (const r of due) {
-      await insertAudit(tx, {
-        accountId: r.accountId,
-        at: now,
-        actor: 'system',
-        action: 'approval.expire',
-        target: r.id,
-        outcome: 'ok',
-        details: { ...requestDetails(fromRow(r)), was: r.status },
-      });
+      await insertAudit(tx, expireAudit(approvalFromRow(r), now));
     }
-    return due.map((r) => ({ ...fromRow(r), status: 'expired' as const }));
+    return due.map((r) => ({ ...approvalFromRow(r), status: 'expired' as const }));
   }
 
   async gate(
@@ -166,8 +105,12 @@ export class PgApprovalStore implements ApprovalStore {
       // the rest are expired by expireDue, which announces them.
       await this.expireIn(tx, now, binding);
       const same = (
-        await tx.select().from(approvalRequests).where(sameBinding(binding)).orderBy(desc(approvalRequests.createdAt))
-      ).map(fromRow);
+        await tx
+          .select()
+          .from(approvalRequests)
+          .where(sameBinding(approvalRequests, binding))
+          .orderBy(desc(approvalRequests.createdAt))
+      ).map(approvalFromRow);
       const denied = same.find((r) => r.status === 'denied');
       if (denied) return { kind: 'denied', request: denied };
       const approved = same.find((r) => r.status === 'approved');
@@ -179,15 +122,7 @@ export class PgApprovalStore implements ApprovalStore {
           .where(and(eq(approvalRequests.id, approved.id), eq(approvalRequests.status, 'approved')))
           .returning({ id: approvalRequests.id });
         if (used.length === 1) {
-          await insertAudit(tx, {
-            accountId: approved.accountId,
-            at: now,
-            actor: `token:${approved.credentialId}`,
-            action: 'approval.use',
-            target: approved.id,
-            outcome: 'ok',
-            details: requestDetails(approved),
-          });
+          await insertAudit(tx, useAudit(approved, now));
           return { kind: 'consumed', request: { ...approved, status: 'used', usedAt: now } };
         }
       }
@@ -208,31 +143,18 @@ export class PgApprovalStore implements ApprovalStore {
       // The partial unique index (one pending request per binding) decides a duplicate, not the read above.
       const inserted = await tx
         .insert(approvalRequests)
-        .values(toRow(candidate))
+        .values(approvalToRow(candidate))
         .onConflictDoNothing()
         .returning({ id: approvalRequests.id });
       if (inserted.length !== 1) {
         const [winner] = await tx
           .select()
           .from(approvalRequests)
-          .where(and(sameBinding(binding), eq(approvalRequests.status, 'pending')));
+          .where(and(sameBinding(approvalRequests, binding), eq(approvalRequests.status, 'pending')));
         if (!winner) throw new LetKiteError('internal', 'an approval request could not be stored');
-        return { kind: 'pending', request: fromRow(winner), created: false, previous: null };
+        return { kind: 'pending', request: approvalFromRow(winner), created: false, previous: null };
       }
-      await insertAudit(tx, {
-        accountId: candidate.accountId,
-        at: now,
-        actor: `token:${candidate.credentialId}`,
-        action: 'approval.request',
-        target: candidate.id,
-        outcome: 'ok',
-        details: {
-          ...requestDetails(candidate),
-          approvers: candidate.approvers,
-          asked: candidate.askedUserIds,
-          expires_at: candidate.expiresAt,
-        },
-      });
+      await insertAudit(tx, requestAudit(candidate, now));
       const previous = same.find((r) => r.status === 'used' || r.status === 'expired') ?? null;
       return { kind: 'pending', request: candidate, created: true, previous };
     });
@@ -240,7 +162,7 @@ export class PgApprovalStore implements ApprovalStore {
 
   async get(id: string): Promise<ApprovalRequest | null> {
     const [r] = await this.getById.execute({ id });
-    return r ? fromRow(r) : null;
+    return r ? approvalFromRow(r) : null;
   }
 
   async list(accountId: string, options: { status?: ApprovalStatus; limit: number }): Promise<ApprovalRequest[]> {
@@ -254,7 +176,7 @@ export class PgApprovalStore implements ApprovalStore {
       .where(where)
       .orderBy(desc(approvalRequests.createdAt))
       .limit(options.limit);
-    return rows.map(fromRow);
+    return rows.map(approvalFromRow);
   }
 
   async decide(
@@ -273,13 +195,7 @@ export class PgApprovalStore implements ApprovalStore {
       // approvers deciding at once the second waits on the row and then matches `status = 'pending'` no longer.
       const [r] = await tx
         .update(approvalRequests)
-        .set({
-          status: decision.status,
-          decidedAt: decision.at,
-          decidedBy: decision.by,
-          decidedWith: decision.with,
-          assertion: decision.assertion ?? null,
-        })
+        .set(decisionToRow(decision))
         .where(
           and(
             eq(approvalRequests.id, id),
@@ -289,8 +205,8 @@ export class PgApprovalStore implements ApprovalStore {
         )
         .returning();
       if (!r) return null;
-      await insertAudit(tx, { ...auditEvent, details: { ...requestDetails(fromRow(r)), ...auditEvent.details } });
-      return fromRow(r);
+      await insertAudit(tx, decisionAudit(approvalFromRow(r), auditEvent));
+      return approvalFromRow(r);
     });
   }
 
@@ -379,16 +295,7 @@ export class PgApprovalStore implements ApprovalStore {
   async pushSubscriptionsOf(userIds: string[]): Promise<PushSubscriptionRecord[]> {
     if (userIds.length === 0) return [];
     const rows = await this.db.select().from(pushSubscriptions).where(inArray(pushSubscriptions.userId, userIds));
-    return rows.map((r) => ({
-      id: r.id,
-      accountId: r.accountId,
-      userId: r.userId,
-      endpoint: r.endpoint,
-      p256dh: r.p256dh,
-      auth: r.auth,
-      userAgent: r.userAgent,
-      createdAt: r.createdAt,
-    }));
+    return rows.map(pushSubscriptionFromRow);
   }
 
   async recordPushResult(id: string, result: 'ok' | 'failed' | 'gone', at: string): Promise<void> {

@@ -1,15 +1,24 @@
-import type { ApproverKind } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
 import { and, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type {
   ApprovalBinding,
-  ApprovalReason,
   ApprovalRequest,
   ApprovalStatus,
   ApprovalStore,
   GateOutcome,
   PushSubscriptionRecord,
 } from '../../approvals/approval-store';
+import {
+  approvalFromRow,
+  approvalToRow,
+  decisionAudit,
+  decisionToRow,
+  expireAudit,
+  pushSubscriptionFromRow,
+  requestAudit,
+  sameBinding,
+  useAudit,
+} from '../approval-rows';
 import type { AuditEventInput } from '../types';
 import {
   approvalChallenges,
@@ -24,69 +33,9 @@ import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 type Row = typeof approvalRequests.$inferSelect;
 type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
 
-function fromRow(r: Row): ApprovalRequest {
-  return {
-    id: r.id,
-    accountId: r.accountId,
-    credentialId: r.credentialId,
-    requesterId: r.requesterId,
-    clientName: r.clientName,
-    tool: r.tool,
-    machineId: r.machineId,
-    machineName: r.machineName,
-    args: r.args,
-    argsHash: r.argsHash,
-    policyHash: r.policyHash,
-    policyName: r.policyName,
-    reason: JSON.parse(r.reason) as ApprovalReason,
-    approvers: r.approvers as ApproverKind,
-    askedUserIds: JSON.parse(r.askedUserIds) as string[],
-    status: r.status as ApprovalStatus,
-    createdAt: r.createdAt,
-    expiresAt: r.expiresAt,
-    decidedAt: r.decidedAt,
-    decidedBy: r.decidedBy,
-    decidedWith: r.decidedWith as ApprovalRequest['decidedWith'],
-    usedAt: r.usedAt,
-    proofBinding: r.proofBinding,
-    passkeyOnly: r.passkeyOnly === 1,
-    assertion: r.assertion,
-  };
-}
-
-function toRow(a: ApprovalRequest): Row {
-  return {
-    ...a,
-    reason: JSON.stringify(a.reason),
-    askedUserIds: JSON.stringify(a.askedUserIds),
-    passkeyOnly: a.passkeyOnly ? 1 : 0,
-  };
-}
-
 /** The shared chained audit insert (store/sqlite/audit.ts), in the caller's transaction. */
 function audit(tx: Tx, e: AuditEventInput): void {
   insertAudit(sqliteClientOf(tx), e);
-}
-
-/** What the audit log says about a request (never the arguments themselves: they may hold secrets). */
-function requestDetails(a: ApprovalRequest): Record<string, unknown> {
-  return {
-    tool: a.tool,
-    machine_id: a.machineId,
-    credential_id: a.credentialId,
-    args_sha256: a.argsHash,
-    policy_sha256: a.policyHash,
-  };
-}
-
-function sameBinding(b: ApprovalBinding) {
-  return and(
-    eq(approvalRequests.credentialId, b.credentialId),
-    eq(approvalRequests.tool, b.tool),
-    eq(approvalRequests.machineId, b.machineId),
-    eq(approvalRequests.argsHash, b.argsHash),
-    eq(approvalRequests.policyHash, b.policyHash),
-  );
 }
 
 /** The approvals domain on the shared SQLite database (its own migrations and migrations table). */
@@ -107,7 +56,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         and(
           or(eq(approvalRequests.status, 'pending'), eq(approvalRequests.status, 'approved')),
           lte(approvalRequests.expiresAt, now),
-          binding ? sameBinding(binding) : undefined,
+          binding ? sameBinding(approvalRequests, binding) : undefined,
         ),
       )
       .all();
@@ -128,17 +77,9 @@ export class SqliteApprovalStore implements ApprovalStore {
         .run();
       if (changed.changes !== 1) continue;
       expired.push(r);
-      audit(tx, {
-        accountId: r.accountId,
-        at: now,
-        actor: 'system',
-        action: 'approval.expire',
-        target: r.id,
-        outcome: 'ok',
-        details: { ...requestDetails(fromRow(r)), was: r.status },
-      });
+      audit(tx, expireAudit(approvalFromRow(r), now));
     }
-    return expired.map((r) => ({ ...fromRow(r), status: 'expired' as const }));
+    return expired.map((r) => ({ ...approvalFromRow(r), status: 'expired' as const }));
   }
 
   async gate(
@@ -164,10 +105,10 @@ export class SqliteApprovalStore implements ApprovalStore {
         const same = tx
           .select()
           .from(approvalRequests)
-          .where(sameBinding(binding))
+          .where(sameBinding(approvalRequests, binding))
           .orderBy(desc(approvalRequests.createdAt))
           .all()
-          .map(fromRow);
+          .map(approvalFromRow);
         const denied = same.find((r) => r.status === 'denied');
         if (denied) return { kind: 'denied', request: denied };
         const approved = same.find((r) => r.status === 'approved');
@@ -178,15 +119,7 @@ export class SqliteApprovalStore implements ApprovalStore {
             .where(and(eq(approvalRequests.id, approved.id), eq(approvalRequests.status, 'approved')))
             .run();
           if (used.changes === 1) {
-            audit(tx, {
-              accountId: approved.accountId,
-              at: now,
-              actor: `token:${approved.credentialId}`,
-              action: 'approval.use',
-              target: approved.id,
-              outcome: 'ok',
-              details: requestDetails(approved),
-            });
+            audit(tx, useAudit(approved, now));
             return { kind: 'consumed', request: { ...approved, status: 'used', usedAt: now } };
           }
         }
@@ -205,30 +138,17 @@ export class SqliteApprovalStore implements ApprovalStore {
           .all().length;
         if (open >= maxPending) return { kind: 'too_many', pending: open };
         // The partial unique index (one pending request per binding) decides a duplicate, not the read above.
-        const inserted = tx.insert(approvalRequests).values(toRow(candidate)).onConflictDoNothing().run();
+        const inserted = tx.insert(approvalRequests).values(approvalToRow(candidate)).onConflictDoNothing().run();
         if (inserted.changes !== 1) {
           const winner = tx
             .select()
             .from(approvalRequests)
-            .where(and(sameBinding(binding), eq(approvalRequests.status, 'pending')))
+            .where(and(sameBinding(approvalRequests, binding), eq(approvalRequests.status, 'pending')))
             .get();
           if (!winner) throw new LetKiteError('internal', 'an approval request could not be stored');
-          return { kind: 'pending', request: fromRow(winner), created: false, previous: null };
+          return { kind: 'pending', request: approvalFromRow(winner), created: false, previous: null };
         }
-        audit(tx, {
-          accountId: candidate.accountId,
-          at: now,
-          actor: `token:${candidate.credentialId}`,
-          action: 'approval.request',
-          target: candidate.id,
-          outcome: 'ok',
-          details: {
-            ...requestDetails(candidate),
-            approvers: candidate.approvers,
-            asked: candidate.askedUserIds,
-            expires_at: candidate.expiresAt,
-          },
-        });
+        audit(tx, requestAudit(candidate, now));
         const previous = same.find((r) => r.status === 'used' || r.status === 'expired') ?? null;
         return { kind: 'pending', request: candidate, created: true, previous };
       },
@@ -238,7 +158,7 @@ export class SqliteApprovalStore implements ApprovalStore {
 
   async get(id: string): Promise<ApprovalRequest | null> {
     const r = this.db.select().from(approvalRequests).where(eq(approvalRequests.id, id)).get();
-    return r ? fromRow(r) : null;
+    return r ? approvalFromRow(r) : null;
   }
 
   async list(accountId: string, options: { status?: ApprovalStatus; limit: number }): Promise<ApprovalRequest[]> {
@@ -253,7 +173,7 @@ export class SqliteApprovalStore implements ApprovalStore {
       .orderBy(desc(approvalRequests.createdAt))
       .limit(options.limit)
       .all()
-      .map(fromRow);
+      .map(approvalFromRow);
   }
 
   async decide(
@@ -272,13 +192,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         // No sweep here: the guard below refuses an expired request, and expireDue announces its expiry.
         const changed = tx
           .update(approvalRequests)
-          .set({
-            status: decision.status,
-            decidedAt: decision.at,
-            decidedBy: decision.by,
-            decidedWith: decision.with,
-            assertion: decision.assertion ?? null,
-          })
+          .set(decisionToRow(decision))
           .where(
             and(
               eq(approvalRequests.id, id),
@@ -290,8 +204,8 @@ export class SqliteApprovalStore implements ApprovalStore {
         if (changed.changes !== 1) return null;
         const r = tx.select().from(approvalRequests).where(eq(approvalRequests.id, id)).get();
         if (!r) return null;
-        audit(tx, { ...auditEvent, details: { ...requestDetails(fromRow(r)), ...auditEvent.details } });
-        return fromRow(r);
+        audit(tx, decisionAudit(approvalFromRow(r), auditEvent));
+        return approvalFromRow(r);
       },
       { behavior: 'immediate' },
     );
@@ -369,16 +283,7 @@ export class SqliteApprovalStore implements ApprovalStore {
       .from(pushSubscriptions)
       .where(inArray(pushSubscriptions.userId, userIds))
       .all()
-      .map((r) => ({
-        id: r.id,
-        accountId: r.accountId,
-        userId: r.userId,
-        endpoint: r.endpoint,
-        p256dh: r.p256dh,
-        auth: r.auth,
-        userAgent: r.userAgent,
-        createdAt: r.createdAt,
-      }));
+      .map(pushSubscriptionFromRow);
   }
 
   async recordPushResult(id: string, result: 'ok' | 'failed' | 'gone', at: string): Promise<void> {
