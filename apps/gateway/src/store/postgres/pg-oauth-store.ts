@@ -9,21 +9,20 @@ import type {
   RefreshOutcome,
   RegisteredClient,
 } from '../../oauth/oauth-store';
-import type { ToolGroup } from '../../oauth/scopes';
-import type { AuditEventInput, Grant } from '../types';
+import {
+  clientFromRow,
+  clientToRow,
+  codeFromRow,
+  codeToRow,
+  connectionFromCode,
+  connectionFromRow,
+  connectionToRow,
+  tokenRows,
+} from '../oauth-rows';
+import type { AuditEventInput } from '../types';
 import * as schema from './oauth-schema';
 import { insertAudit } from './pg-audit';
 import type { PgDatabase, PgDb, PgTx } from './pg-database';
-
-type ConnectionRow = typeof schema.oauthConnections.$inferSelect;
-
-function connectionFromRow(r: ConnectionRow): Connection {
-  return {
-    ...r,
-    groups: JSON.parse(r.groups) as ToolGroup[],
-    grant: JSON.parse(r.grant) as Grant,
-  };
-}
 
 /**
  * The OAuth domain on PostgreSQL (cluster mode), the twin of store/sqlite/sqlite-oauth-store.ts; audit rows go to
@@ -59,14 +58,12 @@ export class PgOAuthStore implements OAuthStore {
   }
 
   async registerClient(client: RegisteredClient): Promise<void> {
-    await this.db
-      .insert(schema.oauthClients)
-      .values({ clientId: client.clientId, metadata: JSON.stringify(client.metadata), createdAt: client.createdAt });
+    await this.db.insert(schema.oauthClients).values(clientToRow(client));
   }
 
   async getClient(clientId: string): Promise<RegisteredClient | null> {
     const [r] = await this.db.select().from(schema.oauthClients).where(eq(schema.oauthClients.clientId, clientId));
-    return r ? { clientId: r.clientId, metadata: JSON.parse(r.metadata), createdAt: r.createdAt } : null;
+    return r ? clientFromRow(r) : null;
   }
 
   async pruneUnusedClients(createdBefore: string): Promise<number> {
@@ -86,9 +83,7 @@ export class PgOAuthStore implements OAuthStore {
 
   async createAuthorizationCode(codeHash: string, code: AuthorizationCode, audit: AuditEventInput): Promise<void> {
     await this.database.transaction(async (tx) => {
-      await tx
-        .insert(schema.oauthAuthorizationCodes)
-        .values({ ...code, codeHash, groups: JSON.stringify(code.groups), grant: JSON.stringify(code.grant) });
+      await tx.insert(schema.oauthAuthorizationCodes).values(codeToRow(codeHash, code));
       await insertAudit(tx, audit);
     });
   }
@@ -124,37 +119,9 @@ export class PgOAuthStore implements OAuthStore {
         }
         return { kind: 'reused', connectionId: used.connectionId };
       }
-      const code: AuthorizationCode = {
-        accountId: r.accountId,
-        userId: r.userId,
-        clientId: r.clientId,
-        clientName: r.clientName,
-        redirectUri: r.redirectUri,
-        codeChallenge: r.codeChallenge,
-        resource: r.resource,
-        groups: JSON.parse(r.groups) as ToolGroup[],
-        grant: JSON.parse(r.grant) as Grant,
-        createdAt: r.createdAt,
-        expiresAt: r.expiresAt,
-      };
-      if (code.expiresAt <= input.now || !input.check(code)) return { kind: 'invalid' };
-      const connection: Connection = {
-        id: input.connectionId,
-        accountId: code.accountId,
-        userId: code.userId,
-        clientId: code.clientId,
-        clientName: code.clientName,
-        redirectUri: code.redirectUri,
-        resource: code.resource,
-        groups: code.groups,
-        grant: code.grant,
-        createdAt: input.now,
-        lastUsedAt: null,
-        revokedAt: null,
-      };
-      await tx
-        .insert(schema.oauthConnections)
-        .values({ ...connection, groups: JSON.stringify(connection.groups), grant: JSON.stringify(connection.grant) });
+      const connection = connectionFromCode(codeFromRow(r), input);
+      if (!connection) return { kind: 'invalid' };
+      await tx.insert(schema.oauthConnections).values(connectionToRow(connection));
       // In the same transaction as the use: a concurrent redemption waiting on the code row sees both at once.
       await tx.update(codes).set({ connectionId: connection.id }).where(eq(codes.codeHash, codeHash));
       await this.insertTokens(tx, connection.id, input.now, input.tokens);
@@ -301,11 +268,8 @@ export class PgOAuthStore implements OAuthStore {
   }
 
   private async insertTokens(tx: PgTx, connectionId: string, now: string, tokens: IssuedTokens): Promise<void> {
-    await tx
-      .insert(schema.oauthAccessTokens)
-      .values({ tokenHash: tokens.accessTokenHash, connectionId, createdAt: now, expiresAt: tokens.accessExpiresAt });
-    await tx
-      .insert(schema.oauthRefreshTokens)
-      .values({ tokenHash: tokens.refreshTokenHash, connectionId, createdAt: now, expiresAt: tokens.refreshExpiresAt });
+    const rows = tokenRows(connectionId, now, tokens);
+    await tx.insert(schema.oauthAccessTokens).values(rows.access);
+    await tx.insert(schema.oauthRefreshTokens).values(rows.refresh);
   }
 }

@@ -9,22 +9,22 @@ import type {
   RefreshOutcome,
   RegisteredClient,
 } from '../../oauth/oauth-store';
-import type { ToolGroup } from '../../oauth/scopes';
-import type { AuditEventInput, Grant } from '../types';
+import {
+  clientFromRow,
+  clientToRow,
+  codeFromRow,
+  codeToRow,
+  connectionFromCode,
+  connectionFromRow,
+  connectionToRow,
+  tokenRows,
+} from '../oauth-rows';
+import type { AuditEventInput } from '../types';
 import { insertAudit, sqliteClientOf } from './audit';
 import * as schema from './oauth-schema';
 import { migrateSqliteDomain, type SqliteStore } from './sqlite-store';
 
-type ConnectionRow = typeof schema.oauthConnections.$inferSelect;
 type Tx = Parameters<Parameters<SqliteStore['db']['transaction']>[0]>[0];
-
-function connectionFromRow(r: ConnectionRow): Connection {
-  return {
-    ...r,
-    groups: JSON.parse(r.groups) as ToolGroup[],
-    grant: JSON.parse(r.grant) as Grant,
-  };
-}
 
 /** The OAuth domain on the shared SQLite database; audit rows go to core `audit_events` in the same transaction. */
 export class SqliteOAuthStore implements OAuthStore {
@@ -36,15 +36,12 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   async registerClient(client: RegisteredClient): Promise<void> {
-    this.db
-      .insert(schema.oauthClients)
-      .values({ clientId: client.clientId, metadata: JSON.stringify(client.metadata), createdAt: client.createdAt })
-      .run();
+    this.db.insert(schema.oauthClients).values(clientToRow(client)).run();
   }
 
   async getClient(clientId: string): Promise<RegisteredClient | null> {
     const r = this.db.select().from(schema.oauthClients).where(eq(schema.oauthClients.clientId, clientId)).get();
-    return r ? { clientId: r.clientId, metadata: JSON.parse(r.metadata), createdAt: r.createdAt } : null;
+    return r ? clientFromRow(r) : null;
   }
 
   async pruneUnusedClients(createdBefore: string): Promise<number> {
@@ -63,9 +60,7 @@ export class SqliteOAuthStore implements OAuthStore {
 
   async createAuthorizationCode(codeHash: string, code: AuthorizationCode, audit: AuditEventInput): Promise<void> {
     this.db.transaction((tx) => {
-      tx.insert(schema.oauthAuthorizationCodes)
-        .values({ ...code, codeHash, groups: JSON.stringify(code.groups), grant: JSON.stringify(code.grant) })
-        .run();
+      tx.insert(schema.oauthAuthorizationCodes).values(codeToRow(codeHash, code)).run();
       insertAudit(sqliteClientOf(tx), audit);
     });
   }
@@ -107,37 +102,9 @@ export class SqliteOAuthStore implements OAuthStore {
         }
         return { kind: 'reused', connectionId: used.connectionId };
       }
-      const code: AuthorizationCode = {
-        accountId: r.accountId,
-        userId: r.userId,
-        clientId: r.clientId,
-        clientName: r.clientName,
-        redirectUri: r.redirectUri,
-        codeChallenge: r.codeChallenge,
-        resource: r.resource,
-        groups: JSON.parse(r.groups) as ToolGroup[],
-        grant: JSON.parse(r.grant) as Grant,
-        createdAt: r.createdAt,
-        expiresAt: r.expiresAt,
-      };
-      if (code.expiresAt <= input.now || !input.check(code)) return { kind: 'invalid' };
-      const connection: Connection = {
-        id: input.connectionId,
-        accountId: code.accountId,
-        userId: code.userId,
-        clientId: code.clientId,
-        clientName: code.clientName,
-        redirectUri: code.redirectUri,
-        resource: code.resource,
-        groups: code.groups,
-        grant: code.grant,
-        createdAt: input.now,
-        lastUsedAt: null,
-        revokedAt: null,
-      };
-      tx.insert(schema.oauthConnections)
-        .values({ ...connection, groups: JSON.stringify(connection.groups), grant: JSON.stringify(connection.grant) })
-        .run();
+      const connection = connectionFromCode(codeFromRow(r), input);
+      if (!connection) return { kind: 'invalid' };
+      tx.insert(schema.oauthConnections).values(connectionToRow(connection)).run();
       tx.update(schema.oauthAuthorizationCodes)
         .set({ connectionId: connection.id })
         .where(eq(schema.oauthAuthorizationCodes.codeHash, codeHash))
@@ -293,11 +260,8 @@ export class SqliteOAuthStore implements OAuthStore {
   }
 
   private insertTokens(tx: Tx, connectionId: string, now: string, tokens: IssuedTokens): void {
-    tx.insert(schema.oauthAccessTokens)
-      .values({ tokenHash: tokens.accessTokenHash, connectionId, createdAt: now, expiresAt: tokens.accessExpiresAt })
-      .run();
-    tx.insert(schema.oauthRefreshTokens)
-      .values({ tokenHash: tokens.refreshTokenHash, connectionId, createdAt: now, expiresAt: tokens.refreshExpiresAt })
-      .run();
+    const rows = tokenRows(connectionId, now, tokens);
+    tx.insert(schema.oauthAccessTokens).values(rows.access).run();
+    tx.insert(schema.oauthRefreshTokens).values(rows.refresh).run();
   }
 }
