@@ -140,3 +140,89 @@ export function revisionFromRow(r: PolicyVersionRow): PolicyRevision {
     at: r.at,
   };
 }
+
+/** An `account_settings` row as both dialects read and write it (the tool groups as JSON text). */
+export interface AccountSettingsRow {
+  accountId: string;
+  mcpHttp: boolean;
+  stdioBridge: boolean;
+  legacySse: boolean;
+  disabledToolGroups: string;
+  updatedAt: string;
+  updatedBy: string;
+}
+
+/** The switches a row holds; the defaults when the account has none. */
+export function settingsFromRow(r: AccountSettingsRow | undefined): AccountSettings {
+  if (!r) return { ...DEFAULT_ACCOUNT_SETTINGS, disabledToolGroups: [] };
+  return {
+    mcpHttp: r.mcpHttp,
+    stdioBridge: r.stdioBridge,
+    legacySse: r.legacySse,
+    disabledToolGroups: JSON.parse(r.disabledToolGroups) as string[],
+    updatedAt: r.updatedAt,
+    updatedBy: r.updatedBy,
+  };
+}
+
+/** The row a save writes: tool groups once each and sorted, stamped with the audit event's time and actor. */
+export function settingsToRow(
+  accountId: string,
+  s: Omit<AccountSettings, 'updatedAt' | 'updatedBy'>,
+  audit: AuditEventInput,
+): AccountSettingsRow {
+  return {
+    accountId,
+    mcpHttp: s.mcpHttp,
+    stdioBridge: s.stdioBridge,
+    legacySse: s.legacySse,
+    disabledToolGroups: JSON.stringify([...new Set(s.disabledToolGroups)].sort()),
+    updatedAt: audit.at,
+    updatedBy: audit.actor,
+  };
+}
+
+/** The `policies` row a create writes: version 1, created and last updated by the revision's author. */
+export function newPolicyRow(accountId: string, rev: Omit<PolicyRevision, 'version'>): PolicyRow {
+  return {
+    accountId,
+    name: rev.name,
+    version: 1,
+    source: rev.source,
+    parsed: JSON.stringify(rev.parsed),
+    createdAt: rev.at,
+    createdBy: rev.author,
+    updatedAt: rev.at,
+    updatedBy: rev.author,
+  };
+}
+
+/** The `policy_versions` row of revision `version`. */
+export function revisionToRow(
+  accountId: string,
+  rev: Omit<PolicyRevision, 'version'>,
+  version: number,
+): PolicyVersionRow & { accountId: string } {
+  return {
+    accountId,
+    name: rev.name,
+    version,
+    source: rev.source,
+    parsed: JSON.stringify(rev.parsed),
+    author: rev.author,
+    at: rev.at,
+  };
+}
+
+/** A row of either dialect's in-use query (snake_case, as the raw SQL names them; a type, so it is a record). */
+export type PolicyUseRow = {
+  kind: PolicyUse['kind'];
+  id: string;
+  label: string | null;
+  user_id: string;
+  user_name: string;
+};
+
+export function useFromRow(r: PolicyUseRow): PolicyUse {
+  return { kind: r.kind, id: r.id, label: r.label ?? r.id, userId: r.user_id, userName: r.user_name };
+}

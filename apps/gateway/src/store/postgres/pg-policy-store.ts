@@ -1,13 +1,18 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import {
   type AccountSettings,
-  DEFAULT_ACCOUNT_SETTINGS,
+  newPolicyRow,
   type PolicyRevision,
   type PolicyStore,
   type PolicyUse,
+  type PolicyUseRow,
   revisionFromRow,
+  revisionToRow,
   type StoredPolicy,
+  settingsFromRow,
+  settingsToRow,
   storedFromRow,
+  useFromRow,
 } from '../policy-store';
 import type { AuditEventInput } from '../types';
 import { insertAudit } from './pg-audit';
@@ -77,29 +82,16 @@ export class PgPolicyStore implements PolicyStore {
 
   async create(accountId: string, rev: Omit<PolicyRevision, 'version'>, audit: AuditEventInput): Promise<boolean> {
     return this.database.transaction(async (tx) => {
-      const parsed = JSON.stringify(rev.parsed);
       // The decision is the insert: of two creates of one name, the primary key admits one (the second waits for
       // the first to commit, then does nothing).
       const won = await tx
         .insert(policies)
-        .values({
-          accountId,
-          name: rev.name,
-          version: 1,
-          source: rev.source,
-          parsed,
-          createdAt: rev.at,
-          createdBy: rev.author,
-          updatedAt: rev.at,
-          updatedBy: rev.author,
-        })
+        .values(newPolicyRow(accountId, rev))
         .onConflictDoNothing()
         .returning({ name: policies.name });
       if (won.length !== 1) return false;
       // A policy deleted and created again starts over at 1: its old revisions went with it.
-      await tx
-        .insert(policyVersions)
-        .values({ accountId, name: rev.name, version: 1, source: rev.source, parsed, author: rev.author, at: rev.at });
+      await tx.insert(policyVersions).values(revisionToRow(accountId, rev, 1));
       await insertAudit(tx, { ...audit, details: { ...audit.details, version: 1 } });
       return true;
     });
@@ -134,15 +126,7 @@ export class PgPolicyStore implements PolicyStore {
         )
         .returning({ version: policies.version });
       if (!bumped) return null;
-      await tx.insert(policyVersions).values({
-        accountId,
-        name: rev.name,
-        version: bumped.version,
-        source: rev.source,
-        parsed,
-        author: rev.author,
-        at: rev.at,
-      });
+      await tx.insert(policyVersions).values(revisionToRow(accountId, rev, bumped.version));
       await insertAudit(tx, { ...audit, details: { ...audit.details, version: bumped.version } });
       return bumped.version;
     });
@@ -181,13 +165,7 @@ export class PgPolicyStore implements PolicyStore {
    * tokens do not count: they can never call again. Grants are JSON text (as on SQLite), read as jsonb here.
    */
   private async usesIn(db: PgDb | PgTx, accountId: string, name: string, now: string): Promise<PolicyUse[]> {
-    const result = await db.execute<{
-      kind: PolicyUse['kind'];
-      id: string;
-      label: string | null;
-      user_id: string;
-      user_name: string;
-    }>(sql`
+    const result = await db.execute<PolicyUseRow>(sql`
       SELECT 'api_token' AS kind, t.id AS id, t.name AS label, t.user_id, u.name AS user_name
         FROM api_tokens t JOIN users u ON u.id = t.user_id
        WHERE t.account_id = ${accountId} AND t.revoked_at IS NULL
@@ -199,26 +177,12 @@ export class PgPolicyStore implements PolicyStore {
        WHERE c.account_id = ${accountId} AND c.revoked_at IS NULL
          AND jsonb_typeof(c."grant"::jsonb -> 'policy') = 'string' AND c."grant"::jsonb ->> 'policy' = ${name}
        ORDER BY 1, 2`);
-    return result.rows.map((r) => ({
-      kind: r.kind,
-      id: r.id,
-      label: r.label ?? r.id,
-      userId: r.user_id,
-      userName: r.user_name,
-    }));
+    return result.rows.map(useFromRow);
   }
 
   async settings(accountId: string): Promise<AccountSettings> {
     const [r] = await this.hot.settings.execute({ accountId });
-    if (!r) return { ...DEFAULT_ACCOUNT_SETTINGS, disabledToolGroups: [] };
-    return {
-      mcpHttp: r.mcpHttp,
-      stdioBridge: r.stdioBridge,
-      legacySse: r.legacySse,
-      disabledToolGroups: JSON.parse(r.disabledToolGroups) as string[],
-      updatedAt: r.updatedAt,
-      updatedBy: r.updatedBy,
-    };
+    return settingsFromRow(r);
   }
 
   async saveSettings(
@@ -226,15 +190,7 @@ export class PgPolicyStore implements PolicyStore {
     s: Omit<AccountSettings, 'updatedAt' | 'updatedBy'>,
     audit: AuditEventInput,
   ): Promise<AccountSettings> {
-    const row = {
-      accountId,
-      mcpHttp: s.mcpHttp,
-      stdioBridge: s.stdioBridge,
-      legacySse: s.legacySse,
-      disabledToolGroups: JSON.stringify([...new Set(s.disabledToolGroups)].sort()),
-      updatedAt: audit.at,
-      updatedBy: audit.actor,
-    };
+    const row = settingsToRow(accountId, s, audit);
     // An upsert: two first saves of one account meet at the primary key, the second updates the first's row.
     await this.database.transaction(async (tx) => {
       await tx.insert(accountSettings).values(row).onConflictDoUpdate({ target: accountSettings.accountId, set: row });

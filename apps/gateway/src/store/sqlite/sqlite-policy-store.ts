@@ -1,13 +1,18 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import {
   type AccountSettings,
-  DEFAULT_ACCOUNT_SETTINGS,
+  newPolicyRow,
   type PolicyRevision,
   type PolicyStore,
   type PolicyUse,
+  type PolicyUseRow,
   revisionFromRow,
+  revisionToRow,
   type StoredPolicy,
+  settingsFromRow,
+  settingsToRow,
   storedFromRow,
+  useFromRow,
 } from '../policy-store';
 import type { AuditEventInput } from '../types';
 import { insertAudit, sqliteClientOf } from './audit';
@@ -83,27 +88,12 @@ export class SqlitePolicyStore implements PolicyStore {
 
   async create(accountId: string, rev: Omit<PolicyRevision, 'version'>, audit: AuditEventInput): Promise<boolean> {
     return this.db.transaction((tx) => {
-      const parsed = JSON.stringify(rev.parsed);
       // The decision is the insert: of two creates of one name, the primary key admits one.
-      const won = tx
-        .insert(policies)
-        .values({
-          accountId,
-          name: rev.name,
-          version: 1,
-          source: rev.source,
-          parsed,
-          createdAt: rev.at,
-          createdBy: rev.author,
-          updatedAt: rev.at,
-          updatedBy: rev.author,
-        })
-        .onConflictDoNothing()
-        .run();
+      const won = tx.insert(policies).values(newPolicyRow(accountId, rev)).onConflictDoNothing().run();
       if (won.changes !== 1) return false;
       // A policy deleted and created again starts over at 1: its old revisions went with it.
       tx.insert(policyVersions)
-        .values({ accountId, name: rev.name, version: 1, source: rev.source, parsed, author: rev.author, at: rev.at })
+        .values(revisionToRow(accountId, rev, 1))
         .run();
       insertAudit(sqliteClientOf(tx), { ...audit, details: { ...audit.details, version: 1 } });
       return true;
@@ -139,15 +129,7 @@ export class SqlitePolicyStore implements PolicyStore {
         .get();
       if (!bumped) return null;
       tx.insert(policyVersions)
-        .values({
-          accountId,
-          name: rev.name,
-          version: bumped.version,
-          source: rev.source,
-          parsed,
-          author: rev.author,
-          at: rev.at,
-        })
+        .values(revisionToRow(accountId, rev, bumped.version))
         .run();
       insertAudit(sqliteClientOf(tx), { ...audit, details: { ...audit.details, version: bumped.version } });
       return bumped.version;
@@ -188,13 +170,7 @@ export class SqlitePolicyStore implements PolicyStore {
    * tokens do not count: they can never call again.
    */
   private usesIn(db: Pick<SqliteStore['db'], 'all'>, accountId: string, name: string, now: string): PolicyUse[] {
-    const rows = db.all<{
-      kind: PolicyUse['kind'];
-      id: string;
-      label: string | null;
-      user_id: string;
-      user_name: string;
-    }>(sql`
+    const rows = db.all<PolicyUseRow>(sql`
       SELECT 'api_token' AS kind, t.id AS id, t.name AS label, t.user_id, u.name AS user_name
         FROM api_tokens t JOIN users u ON u.id = t.user_id
        WHERE t.account_id = ${accountId} AND t.revoked_at IS NULL
@@ -206,26 +182,12 @@ export class SqlitePolicyStore implements PolicyStore {
        WHERE c.account_id = ${accountId} AND c.revoked_at IS NULL
          AND json_type(c."grant", '$.policy') = 'text' AND json_extract(c."grant", '$.policy') = ${name}
        ORDER BY 1, 2`);
-    return rows.map((r) => ({
-      kind: r.kind,
-      id: r.id,
-      label: r.label ?? r.id,
-      userId: r.user_id,
-      userName: r.user_name,
-    }));
+    return rows.map(useFromRow);
   }
 
   async settings(accountId: string): Promise<AccountSettings> {
     const r = this.hot.settings.get({ accountId });
-    if (!r) return { ...DEFAULT_ACCOUNT_SETTINGS, disabledToolGroups: [] };
-    return {
-      mcpHttp: r.mcpHttp,
-      stdioBridge: r.stdioBridge,
-      legacySse: r.legacySse,
-      disabledToolGroups: JSON.parse(r.disabledToolGroups) as string[],
-      updatedAt: r.updatedAt,
-      updatedBy: r.updatedBy,
-    };
+    return settingsFromRow(r);
   }
 
   async saveSettings(
@@ -233,15 +195,7 @@ export class SqlitePolicyStore implements PolicyStore {
     s: Omit<AccountSettings, 'updatedAt' | 'updatedBy'>,
     audit: AuditEventInput,
   ): Promise<AccountSettings> {
-    const row = {
-      accountId,
-      mcpHttp: s.mcpHttp,
-      stdioBridge: s.stdioBridge,
-      legacySse: s.legacySse,
-      disabledToolGroups: JSON.stringify([...new Set(s.disabledToolGroups)].sort()),
-      updatedAt: audit.at,
-      updatedBy: audit.actor,
-    };
+    const row = settingsToRow(accountId, s, audit);
     this.db.transaction((tx) => {
       tx.insert(accountSettings).values(row).onConflictDoUpdate({ target: accountSettings.accountId, set: row }).run();
       insertAudit(sqliteClientOf(tx), audit);
