@@ -120,17 +120,21 @@ export class SystemdNamespace {
   static async start(): Promise<SystemdNamespace> {
     const reason = systemdNamespaceUnavailable();
     if (reason !== undefined) throw new Error(`no systemd namespace here: ${reason}`);
+    const parent = ownCgroup2() as string;
+    removeStaleCgroups(parent);
     const dir = tempDir('systemd-ns');
-    const cgroup = join(ownCgroup2() as string, `letkite-systemd-${randomBytes(6).toString('hex')}`);
+    const cgroup = join(parent, `${CGROUP_PREFIX}${randomBytes(6).toString('hex')}`);
     mkdirSync(cgroup);
     writeFileSync(join(dir, 'stage2.sh'), STAGE2);
     // The launcher joins the new cgroup before unsharing: the cgroup namespace's root is then that cgroup, and
-    // everything systemd starts stays below it (one cgroup.kill ends it all).
+    // everything systemd starts stays below it (one cgroup.kill ends it all). If this test process dies without
+    // its exit handler (SIGKILL), the chain still ends: script gets SIGKILL with its parent (pdeathsig), its pty
+    // hangs up unshare, and unshare's --kill-child takes systemd, PID 1 of the namespace, and so all of it.
     const launcher = spawn(
       'sh',
       [
         '-c',
-        'echo $$ > "$1/cgroup.procs" && exec script -qfec "unshare --pid --mount --uts --ipc --cgroup --fork --propagation private --mount-proc sh $2/stage2.sh $2" /dev/null',
+        'echo $$ > "$1/cgroup.procs" && exec setpriv --pdeathsig KILL script -qfec "unshare --pid --mount --uts --ipc --cgroup --fork --kill-child --propagation private --mount-proc sh $2/stage2.sh $2" /dev/null',
         'launcher',
         cgroup,
         dir,
@@ -230,6 +234,25 @@ export class SystemdNamespace {
     );
     live.delete(this);
     removeDir(this.dir);
+  }
+}
+
+const CGROUP_PREFIX = 'letkite-systemd-';
+
+/**
+ * Removes the empty cgroups of namespaces whose test process was killed before stop() (their processes went with
+ * it, see start(); an empty cgroup is all that is left). Only ones older than a minute: a cgroup just made by a
+ * parallel start() is empty until its launcher joins it.
+ */
+function removeStaleCgroups(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const dir = join(parent, name);
+    try {
+      if (!name.startsWith(CGROUP_PREFIX) || Date.now() - statSync(dir).mtimeMs < 60_000) continue;
+      if (readFileSync(join(dir, 'cgroup.events'), 'utf8').includes('populated 0')) removeCgroupTree(dir);
+    } catch {
+      // Gone meanwhile, or populated again below: not stale.
+    }
   }
 }
 
