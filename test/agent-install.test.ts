@@ -10,10 +10,11 @@ import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, TestGateway } f
 import { removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
 // Issue #13: the one-line install. The gateway serves the packed agent and install.sh; the script, run as root
-// with temp paths and --no-systemctl (there is no systemd as PID 1 here), refuses a tampered download and installs
-// nothing, then installs, writes the unit and the default ceiling and joins. The installed agent is started exactly
-// as the written unit's ExecStart and Environment= lines say, on plain Node, outside the checkout (no NODE_PATH, no
-// node_modules above it): it comes online, runs a command, and after a kill and a start comes back.
+// with temp paths and --no-systemctl (there is no systemd as PID 1 here; test/agent-systemd.test.ts runs it
+// under a real one), refuses a tampered download and installs nothing, then installs, writes the unit and the
+// default ceiling and joins. The installed agent is started exactly as the written unit's ExecStart and
+// Environment= lines say, on plain Node, outside the checkout (no NODE_PATH, no node_modules above it): it comes
+// online, runs a command, and after a kill and a start comes back.
 
 const isRoot = process.getuid?.() === 0;
 const platform = `${process.platform}-${process.arch}`;
@@ -197,6 +198,18 @@ describe.skipIf(!isRoot)('the one-line agent install', () => {
     expect(r.stderr).toMatch(/is not https/);
     expect(existsSync(paths().prefix)).toBe(false);
   });
+
+  // Only where systemd is not PID 1 (as here): elsewhere this run would go on to call the host's systemctl.
+  test.skipIf(existsSync('/run/systemd/system'))(
+    'without --no-systemctl and no systemd running, install.sh stops before installing or joining',
+    async () => {
+      const r = await runInstaller(script, [...flags().filter((f) => f !== '--no-systemctl'), await gw.joinToken()]);
+      expect(r.stderr).toMatch(/systemd is not running on this machine .*--no-systemctl.* Nothing was installed/);
+      expect(r.code).not.toBe(0);
+      const p = paths();
+      for (const d of [p.prefix, p.config, p.state, p.units]) expect(existsSync(d)).toBe(false);
+    },
+  );
 
   test('installs, joins, runs as its unit says, and survives a kill and a restart', async () => {
     const p = paths();

@@ -71,6 +71,9 @@ for x in etc var opt home; do
 done
 mount -t tmpfs -o mode=0755 tmpfs /etc/systemd/system
 printf '[Unit]\\nDescription=LetKite test boot\\nWants=systemd-journald.socket\\n' > /etc/systemd/system/letkite-test.target
+# The journal of this namespace only, not the host kernel's log.
+mkdir -p /etc/systemd/journald.conf.d
+printf '[Journal]\\nReadKMsg=no\\n' > /etc/systemd/journald.conf.d/letkite-test.conf
 for u in $(ls /lib/systemd/system/sysinit.target.wants); do
   [ "$u" = systemd-journald.service ] || ln -s /dev/null "/etc/systemd/system/$u"
 done

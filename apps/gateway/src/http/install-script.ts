@@ -89,6 +89,12 @@ done
 
 [ "$(id -u)" = 0 ] || die "run it as root: curl -fsSL $GATEWAY_URL/agent/install.sh | sudo sh -s -- <join-token>"
 
+# systemd creates /run/systemd/system when it runs as PID 1 (sd_booted(3)). Asked before anything is installed or
+# the one-time token is used: without it the run would end at systemctl with the machine joined but not started.
+if [ "$systemctl" = yes ] && [ ! -d /run/systemd/system ]; then
+  die "systemd is not running on this machine (no /run/systemd/system): run this again with --no-systemctl and start the agent with the command it prints. Nothing was installed."
+fi
+
 # TLS unless the gateway is on this machine: the agent and its key come from here.
 case "$GATEWAY_URL" in
   https://*) proto='=https' ;;
@@ -227,7 +233,8 @@ if [ "$systemctl" = no ]; then
   exit 0
 fi
 systemctl daemon-reload
-systemctl enable letkite-agent.service >/dev/null 2>&1
+# --quiet: without the "Created symlink" lines, with its errors.
+systemctl enable --quiet letkite-agent.service
 if [ "$changed" = yes ] || ! systemctl is-active --quiet letkite-agent.service; then
   systemctl restart letkite-agent.service
 fi
