@@ -609,6 +609,10 @@ static void reap(void) {
       if (c->pid != pid || c->exited) continue;
       c->exited = 1;
       c->status = status;
+      /* What it wrote is in the pipes already: read it now; close still waits for EOF (a child of it may hold
+       * them open until the agent ends the group). */
+      if (c->out_fd >= 0) drain(&c->out_fd, &c->out);
+      if (c->err_fd >= 0) drain(&c->err_fd, &c->err);
       send_status(OUT_EXIT, c->id, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
                   WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "");
       break;
@@ -670,26 +674,21 @@ int main(void) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Outputs and inputs of commands first (by fd, whichever polled), then exits, then the agent. */
+    /* Outputs and inputs of commands first, then exits, then the agent. The walk visits the fds in the order
+     * they were added, under the same conditions (handling one fd changes only its own). */
+    size_t k = to_agent.off < to_agent.len ? 3 : 2;
     for (size_t i = 0; i < ncmds; i++) {
       struct cmd *c = cmds[i];
-      if (c->out_fd >= 0) drain(&c->out_fd, &c->out);
-      if (c->err_fd >= 0) drain(&c->err_fd, &c->err);
-      for (size_t k = 0; k < c->nfeeds; k++)
-        if (c->feeds[k].fd >= 0) feed(&c->feeds[k]);
+      if (c->out_fd >= 0 && pfds[k++].revents) drain(&c->out_fd, &c->out);
+      if (c->err_fd >= 0 && pfds[k++].revents) drain(&c->err_fd, &c->err);
+      for (size_t f = 0; f < c->nfeeds; f++)
+        if (c->feeds[f].fd >= 0 && pfds[k++].revents) feed(&c->feeds[f]);
     }
     if (pfds[1].revents) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) == sizeof si) {
       }
       reap();
-      /* A command that exited may still have output in its pipes (or a child of it holding them): drain what
-       * is there now; close waits for EOF. */
-      for (size_t i = 0; i < ncmds; i++) {
-        struct cmd *c = cmds[i];
-        if (c->out_fd >= 0) drain(&c->out_fd, &c->out);
-        if (c->err_fd >= 0) drain(&c->err_fd, &c->err);
-      }
     }
     finish_done();
     if (pfds[0].revents) {
