@@ -4,6 +4,10 @@
  * each cell: calls/s, p50, p99, errors, and the gateway's and the agent's CPU (share of one core) and RSS.
  *
  *   npx tsx bench/throughput/run.ts [--quick] [--seconds S] [--shapes 1x1,4x1,16x1,1x16] [--tools exec,machines_list,read_file]
+ *                                   [--profile DIR]
+ *
+ * `--profile DIR` writes the gateway's CPU profile (DIR/<pid>.cpuprofile, for Chrome DevTools or speedscope) when
+ * the bench stops it (cpu-profile-preload.mjs).
  *
  * 1×16 is one session with 16 calls in flight: whether one MCP session runs calls concurrently or queues them.
  */
@@ -22,6 +26,7 @@ const { values } = parseArgs({
     seconds: { type: 'string' },
     shapes: { type: 'string', default: '1x1,4x1,16x1,1x16' },
     tools: { type: 'string', default: 'exec,machines_list,read_file' },
+    profile: { type: 'string' },
   },
 });
 const seconds = Number(values.seconds ?? (values.quick ? 3 : 20));
@@ -42,7 +47,13 @@ const calls: Record<string, { tool: string; args: Record<string, unknown> }> = {
 const toolNames = values.tools.split(',');
 for (const t of toolNames) if (!calls[t]) throw new Error(`unknown tool "${t}"`);
 
-const gw = await TestGateway.start();
+const profileEnv: Record<string, string> = values.profile
+  ? {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(import.meta.dirname, 'cpu-profile-preload.mjs')}`,
+      LETKITE_CPU_PROFILE_DIR: values.profile,
+    }
+  : {};
+const gw = await TestGateway.start(profileEnv);
 const agent = await gw.addAgent('bench', { ceiling: FULL_SHELL_CEILING });
 const gatewayPid = gw.process?.child.pid;
 const agentPid = agent.process?.child.pid;
@@ -117,12 +128,12 @@ console.log(
   `\nthroughput, ${seconds} s per cell (${new Date().toISOString()}, ${process.version}, load ${loadAverage()})`,
 );
 console.log(
-  '| tool | clients × in flight | calls/s | p50 | p99 | errors | gateway CPU | agent CPU | gateway RSS | agent RSS |',
+  '| tool | clients × in flight | calls/s | p50 | p99 | errors | gateway CPU | gateway CPU per call | agent CPU | gateway RSS | agent RSS |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const c of cells) {
   console.log(
-    `| ${c.tool} | ${c.shape} | ${c.perSecond.toFixed(0)} | ${fmtMs(c.p50)} | ${fmtMs(c.p99)} | ${c.errors} | ${(c.gatewayCpu * 100).toFixed(0)} % | ${(c.agentCpu * 100).toFixed(0)} % | ${c.gatewayRssMiB.toFixed(0)} MiB | ${c.agentRssMiB.toFixed(0)} MiB |`,
+    `| ${c.tool} | ${c.shape} | ${c.perSecond.toFixed(0)} | ${fmtMs(c.p50)} | ${fmtMs(c.p99)} | ${c.errors} | ${(c.gatewayCpu * 100).toFixed(0)} % | ${((c.gatewayCpu / c.perSecond) * 1000).toFixed(2)} ms | ${(c.agentCpu * 100).toFixed(0)} % | ${c.gatewayRssMiB.toFixed(0)} MiB | ${c.agentRssMiB.toFixed(0)} MiB |`,
   );
 }
 // One session, 16 in flight vs 16 sessions, 1 each: near 1 means a session's calls run concurrently.
