@@ -17,7 +17,7 @@ import type { GatewayDeps } from './deps';
 import { healthRoutes, pgMigrationsCheck, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
 import { GatewayMetrics, metricsRoutes } from './http/metrics';
-import { handleAgentSocket } from './hub/agent-endpoint';
+import { createAgentEndpoint } from './hub/agent-endpoint';
 import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from './hub/gateway-identity';
 import { HandshakeAdmission } from './hub/handshake-admission';
 import { LocalHub } from './hub/local-hub';
@@ -259,6 +259,17 @@ export async function startGateway(
   // Frames over the limit make ws close the socket with 1009; only that agent is affected.
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const admission = new HandshakeAdmission(config.agentHandshakes);
+  // One endpoint for every agent socket: per-socket state is only what each connection needs (hub/agent-endpoint.ts).
+  const agentEndpoint = createAgentEndpoint({
+    store,
+    machineNetworks,
+    hub,
+    now,
+    log,
+    heartbeatMs: config.heartbeatMs,
+    gatewayIdentity,
+    gateways: cluster ? () => cluster.gateways() : undefined,
+  });
   // `letkite tunnel open`: one TCP connection of a tunnel per WebSocket (tunnels/tunnel-socket.ts).
   const tunnelWss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (req, socket, head) => {
@@ -282,19 +293,12 @@ export async function startGateway(
       return;
     }
     socket.once('close', release);
-    wss.handleUpgrade(req, socket, head, (ws) =>
-      handleAgentSocket(ws, {
-        store,
-        machineNetworks,
-        hub,
-        now,
-        log,
-        heartbeatMs: config.heartbeatMs,
-        gatewayIdentity,
-        gateways: cluster ? () => cluster.gateways() : undefined,
-        onHandshakeSettled: release,
-      }),
-    );
+    // Once the handshake settles the socket's close listener has nothing left to release: dropped, not kept per agent.
+    const settled = () => {
+      socket.off('close', release);
+      release();
+    };
+    wss.handleUpgrade(req, socket, head, (ws) => agentEndpoint(ws, settled));
   });
 
   // Agents are told about this gateway from now on (their welcome lists the cluster's live gateways).

@@ -9,6 +9,7 @@ import {
   writeDataFrameHeader,
 } from '@letkite/protocol';
 import type { WebSocket } from 'ws';
+import { type Beating, type HeartbeatWheel, heartbeatWheel } from './heartbeat-wheel';
 import type { AgentStreamEvent, CallOptions, PushedStreamEvent } from './types';
 
 /** A socket whose peer stops reading is cut off once this much is queued, rather than buffering without bound. */
@@ -30,24 +31,31 @@ export interface SentRequest {
   result: Promise<unknown>;
 }
 
+/**
+ * What a session tells its owner. Each callback is handed the session, so one owner object can serve many
+ * sessions without a closure per socket.
+ */
 export interface AgentSessionEvents {
-  onReport: (frame: Extract<AgentFrame, { type: 'report' }>) => void;
-  onClose: () => void;
-  log: (msg: string) => void;
+  onReport(frame: Extract<AgentFrame, { type: 'report' }>, session: AgentSession): void;
+  onClose(session: AgentSession): void;
+  /** The agent answered a heartbeat ping. */
+  onPong?(session: AgentSession): void;
+  log(msg: string): void;
 }
 
 /**
  * One authenticated agent socket: request/response correlation, chunk and stream delivery, heartbeats. `epoch`
  * orders the sockets a machine has held: the hub keeps the newest and closes older ones (local-hub.ts).
  */
-export class AgentSession {
+export class AgentSession implements Beating {
   /** Set by the hub when it registers this socket. */
   epoch = 0;
-  private readonly pending = new Map<string, Pending>();
+  /** Calls awaiting an answer; created with the first call, as most idle agents never get one. */
+  private pending: Map<string, Pending> | null = null;
   private nextId = 1;
   private alive = true;
-  private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
+  private readonly heartbeats: HeartbeatWheel;
 
   constructor(
     readonly machineId: string,
@@ -57,30 +65,35 @@ export class AgentSession {
   ) {
     ws.on('pong', () => {
       this.alive = true;
+      this.events.onPong?.(this);
     });
-    this.heartbeat = setInterval(() => {
-      if (!this.alive) {
-        this.events.log(`agent ${machineId}: no heartbeat answer, closing`);
-        ws.terminate();
-        return;
-      }
-      this.alive = false;
-      ws.ping();
-    }, heartbeatMs);
-    this.heartbeat.unref();
     ws.on('close', () => this.handleClose());
+    // One shared timer beats every socket (heartbeat-wheel.ts), not an interval per socket.
+    this.heartbeats = heartbeatWheel(heartbeatMs);
+    this.heartbeats.add(this);
+  }
+
+  /** One heartbeat: close the socket if the last ping went unanswered, else ping again. */
+  beat(): void {
+    if (!this.alive) {
+      this.events.log(`agent ${this.machineId}: no heartbeat answer, closing`);
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
   }
 
   /** Handles one parsed frame from the agent (the handshake is over). */
   handleFrame(frame: AgentFrame): void {
     switch (frame.type) {
       case 'chunk': {
-        const p = this.pending.get(frame.id);
+        const p = this.pending?.get(frame.id);
         p?.options.onChunk?.(frame.stream, frame.data, frame.encoding ?? 'utf8');
         return;
       }
       case 'response': {
-        const p = this.pending.get(frame.id);
+        const p = this.pending?.get(frame.id);
         if (!p) return;
         this.settle(frame.id);
         p.resolve(frame.result);
@@ -91,20 +104,20 @@ export class AgentSession {
           this.events.log(`agent ${this.machineId} reported: ${frame.error.code}: ${frame.error.message}`);
           return;
         }
-        const p = this.pending.get(frame.id);
+        const p = this.pending?.get(frame.id);
         if (!p) return;
         this.settle(frame.id);
         p.reject(LetKiteError.fromPayload(frame.error));
         return;
       }
       case 'report':
-        this.events.onReport(frame);
+        this.events.onReport(frame, this);
         return;
       case 'credit':
       case 'entry':
       case 'entry_end': {
         const { id, ...event } = frame;
-        this.pending.get(id)?.onEvent?.(event);
+        this.pending?.get(id)?.onEvent?.(event);
         return;
       }
       case 'auth':
@@ -115,7 +128,7 @@ export class AgentSession {
 
   /** Handles one binary data frame from the agent; data for a call that already ended is dropped. */
   handleData(id: string, bytes: number, frame: Buffer[]): void {
-    this.pending.get(id)?.onEvent?.({ type: 'data', bytes, frame });
+    this.pending?.get(id)?.onEvent?.({ type: 'data', bytes, frame });
   }
 
   /**
@@ -138,13 +151,13 @@ export class AgentSession {
     }
     const result = new Promise<unknown>((resolve, reject) => {
       const onAbort = () => {
-        if (!this.pending.has(id)) return;
+        if (!this.pending?.has(id)) return;
         this.settle(id);
         this.send({ type: 'cancel', id });
         reject(new LetKiteError('timeout', 'the call was cancelled'));
       };
       const timer = setTimeout(() => {
-        if (!this.pending.has(id)) return;
+        if (!this.pending?.has(id)) return;
         this.settle(id);
         this.send({ type: 'cancel', id });
         reject(
@@ -152,6 +165,7 @@ export class AgentSession {
         );
       }, options.timeoutMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending ??= new Map();
       this.pending.set(id, {
         resolve,
         reject,
@@ -173,7 +187,7 @@ export class AgentSession {
 
   /** Pushes one stream event to the agent on request `id`; dropped once that request has settled. */
   push(id: string, event: PushedStreamEvent): void {
-    if (!this.pending.has(id)) return;
+    if (!this.pending?.has(id)) return;
     if (event.type === 'data') this.forwardData(id, event.frame);
     else this.send({ ...event, id } as GatewayFrame);
   }
@@ -211,22 +225,22 @@ export class AgentSession {
   }
 
   private settle(id: string): void {
-    const p = this.pending.get(id);
+    const p = this.pending?.get(id);
     if (!p) return;
     clearTimeout(p.timer);
     p.cleanup();
-    this.pending.delete(id);
+    this.pending?.delete(id);
   }
 
   private handleClose(): void {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.heartbeat);
-    for (const [id, p] of this.pending) {
+    this.heartbeats.remove(this);
+    for (const [id, p] of this.pending ?? []) {
       this.settle(id);
       p.reject(new LetKiteError('machine_offline', `machine "${this.machineId}" disconnected during the call`));
     }
-    this.events.onClose();
+    this.events.onClose(this);
   }
 }
 
