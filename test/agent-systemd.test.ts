@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, machineOnline, mcpClient, TestGateway } from './support/letkite';
-import { repoRoot, waitFor } from './support/processes';
+import { freePort, repoRoot, waitFor } from './support/processes';
 import { SystemdNamespace, systemdNamespaceUnavailable } from './support/systemd-namespace';
 
 // Issue #13, "done means": on a clean machine with Node 20 the one-line install from the Enroll page joins the
@@ -22,10 +22,20 @@ const UNIT = 'letkite-agent.service';
 
 /** What the host has of an agent install before the test: it must have exactly that after. */
 function hostInstallState(): Record<string, boolean | string> {
-  const paths = ['/etc/letkite', '/opt/letkite', '/var/lib/letkite', '/home/letkite', `/etc/systemd/system/${UNIT}`];
+  const paths = [
+    '/etc/letkite',
+    '/opt/letkite',
+    '/var/lib/letkite',
+    '/var/lib/letkite-gateway',
+    '/home/letkite',
+    `/etc/systemd/system/${UNIT}`,
+    '/etc/systemd/system/letkite-gateway.service',
+  ];
   return {
     ...Object.fromEntries(paths.map((p) => [p, existsSync(p)])),
-    'account letkite': spawnSync('getent', ['passwd', 'letkite']).status === 0,
+    ...Object.fromEntries(
+      ['letkite', 'letkite-gateway'].map((a) => [`account ${a}`, spawnSync('getent', ['passwd', a]).status === 0]),
+    ),
     // What systemd as PID 1 would set in the (shared) kernel if its namespace let it.
     ...Object.fromEntries(
       ['fs/nr_open', 'fs/file-max', 'kernel/core_pattern', 'kernel/hostname'].map((k) => [
@@ -36,12 +46,13 @@ function hostInstallState(): Record<string, boolean | string> {
   };
 }
 
+const hostBefore = hostInstallState();
+
 describe.skipIf(unavailable !== undefined)('the one-line install under a real systemd', () => {
   let gw: TestGateway;
   let client: Client;
   let ns: SystemdNamespace;
   let token: string;
-  const hostBefore = hostInstallState();
   const stops: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
@@ -165,6 +176,102 @@ describe.skipIf(unavailable !== undefined)('the one-line install under a real sy
   });
 
   test('after the namespace is gone the host is as it was: no /etc/letkite, /opt/letkite, unit or account', async () => {
+    await ns.stop();
+    expect(hostInstallState()).toEqual(hostBefore);
+  });
+});
+
+// infra/systemd/letkite-gateway.service as infra/README.md installs it, booted for real: its sandbox
+// (ProtectSystem=strict, SystemCallFilter, CapabilityBoundingSet= …) must leave the gateway working, with its data
+// in the StateDirectory, and SIGTERM must drain it to a clean exit. The code is this checkout, built, at
+// /opt/letkite (a read-only bind mount inside the namespace).
+describe.skipIf(unavailable !== undefined)('the gateway unit under a real systemd', () => {
+  let ns: SystemdNamespace;
+  let port: number;
+  const GW_UNIT = 'letkite-gateway.service';
+
+  beforeAll(async () => {
+    const b = spawnSync(process.execPath, ['tools/build/build.mjs', 'cli', '--if-stale'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 600_000,
+    });
+    expect(b.status, b.stderr).toBe(0);
+    ns = await SystemdNamespace.start();
+    port = await freePort();
+  }, 600_000);
+
+  afterAll(async () => {
+    await ns?.stop();
+  });
+
+  const sh = async (script: string) => {
+    const r = await ns.run(['sh', '-ec', script], { timeoutMs: 60_000 });
+    expect(r.code, `${script}\n${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const ready = () =>
+    waitFor(
+      () => `the gateway's /readyz on port ${port}\n${ns.diagnostics()}`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      30_000,
+    );
+  const mainPid = async () => Number((await sh(`systemctl show -p MainPID --value ${GW_UNIT}`)).trim());
+
+  test('installed as infra/README.md says, it starts as letkite-gateway, sandboxed, with its data in /var/lib/letkite-gateway', async () => {
+    await sh(`mkdir -p /opt/letkite
+mount --bind ${repoRoot} /opt/letkite
+mount -o remount,bind,ro /opt/letkite
+systemd-sysusers /opt/letkite/infra/systemd/letkite.sysusers.conf
+install -m 0644 /opt/letkite/infra/systemd/${GW_UNIT} /etc/systemd/system/
+install -d -m 0755 /etc/letkite
+install -m 0600 /dev/null /etc/letkite/gateway.env
+printf 'LETKITE_PORT=${port}\\nLETKITE_PUBLIC_URL=http://localhost:${port}\\n' > /etc/letkite/gateway.env
+systemctl daemon-reload
+systemctl enable --quiet --now letkite-gateway`);
+    await ready();
+    const pid = await mainPid();
+    const status = await ns.readFile(`/proc/${pid}/status`);
+    const uid = (await sh('id -u letkite-gateway')).trim();
+    expect(status).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, 'm'));
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(status).toMatch(/^Seccomp:\s+2$/m); // SystemCallFilter= is in force
+    expect(status).toMatch(/^CapEff:\s+0+$/m); // CapabilityBoundingSet= empty
+    // ProtectSystem=strict: the host is read-only to it; its state directory is not.
+    const probe = await ns.run(['nsenter', '-t', String(pid), '-m', '--', 'touch', '/etc/letkite/probe']);
+    expect(probe.stderr).toMatch(/Read-only file system/);
+    expect(await sh('stat -c "%U %a" /var/lib/letkite-gateway /var/lib/letkite-gateway/secret.key')).toBe(
+      'letkite-gateway 700\nletkite-gateway 600\n',
+    );
+    // The README's admin command, as the same account on the same data, next to the running gateway.
+    expect(
+      await sh(
+        'runuser -u letkite-gateway -- env LETKITE_DATA=/var/lib/letkite-gateway /opt/letkite/bin/letkite admin join-token',
+      ),
+    ).toMatch(/^lkj_[A-Za-z0-9_-]+$/m);
+  });
+
+  test('restart keeps its identity; stop drains it to exit 0', async () => {
+    const identities = async () =>
+      [...(await sh(`journalctl --no-pager -o cat -u ${GW_UNIT}`)).matchAll(/gateway identity (SHA256:\S+?)"/g)].map(
+        (m) => m[1],
+      );
+    const before = await mainPid();
+    await sh('systemctl restart letkite-gateway');
+    await ready();
+    expect(await mainPid()).not.toBe(before);
+    const ids = await identities();
+    expect(ids.length).toBe(2);
+    expect(ids[1]).toBe(ids[0]);
+
+    await sh('systemctl stop letkite-gateway');
+    expect(await sh(`systemctl show -p Result -p ExecMainStatus -p ActiveState ${GW_UNIT}`)).toBe(
+      'Result=success\nExecMainStatus=0\nActiveState=inactive\n',
+    );
+    expect(await sh(`journalctl --no-pager -o cat -u ${GW_UNIT}`)).toMatch(/"msg":"stopped"/);
+  });
+
+  test('after the namespace is gone the host is as it was: no accounts, unit or /var/lib/letkite-gateway', async () => {
     await ns.stop();
     expect(hostInstallState()).toEqual(hostBefore);
   });
