@@ -9,7 +9,7 @@ import { TRUSTED_PATH } from '../launch-plan';
 // page tables instead of the agent's. Everything else — timeouts, cancellation, killing groups — stays in
 // runExec (exec.ts), the same for the launcher and for the in-process fallback (spawnHere).
 //
-// Protocol on the launcher's stdin/stdout, defined for this side in encodeSpawn / FrameReader below (and for the
+// Protocol on the launcher's stdin/stdout, defined for this side in encodeSpawn / decodeFrame below (and for the
 // C side at the top of letkite-launch.c): every frame is a little-endian u32 body length, then u8 type, u32 id,
 // then fields; `bytes` is a u32 length and that many bytes, `str` the same holding UTF-8 text.
 //   to it    1 spawn  u32 flags (1 uid, 2 gid, 8 cwd), u32 uid, u32 gid, u32 max, str file, str cwd,
