@@ -1,4 +1,3 @@
-import { LetKiteError } from '@letkite/protocol';
 import { and, asc, count, eq, getTableColumns, gt, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import type {
   Challenge,
@@ -11,14 +10,31 @@ import type {
   MemberView,
   Onboarding,
   PasswordState,
-  SessionMethod,
   SetupLink,
   StoredPasskey,
   TotpState,
   WebSession,
 } from '../../identity/identity-store';
-import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
-import type { Account, ApiToken, AuditEventInput, Grant, Role, User } from '../types';
+import type { TotpSeedCipher } from '../../identity/totp-seed-cipher';
+import {
+  apiTokenFromRow,
+  challengeFromRow,
+  claimsByMachine,
+  groupsFromRows,
+  invitationFromRow,
+  joinedAlready,
+  lastOwnerConflict,
+  memberFromRow,
+  membershipFromRow,
+  passkeyFromRow,
+  passkeyToRow,
+  recoveryCodeRows,
+  roleFromRow,
+  roleToRow,
+  sessionFromRow,
+} from '../identity-rows';
+import { TotpSeedSealing } from '../totp-seed-sealing';
+import type { Account, AuditEventInput, Role, User } from '../types';
 import * as id from './identity-schema';
 import { insertAudit } from './pg-audit';
 import type { PgDatabase, PgDb, PgTx } from './pg-database';
@@ -52,45 +68,14 @@ async function refuseLastOwner(db: Db, accountId: string, userId: string): Promi
     .select({ role: core.memberships.role })
     .from(core.memberships)
     .where(and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId)));
-  if (m) throw new LetKiteError('conflict', 'the account needs at least one owner');
+  if (m) throw lastOwnerConflict();
 }
 
-function passkeyFromRow(r: typeof id.passkeys.$inferSelect): StoredPasskey {
-  return { ...r, transports: JSON.parse(r.transports) as string[] };
-}
-
-function sessionFromRow(r: typeof id.webSessions.$inferSelect): WebSession {
-  const { tokenHash: _hash, ...rest } = r;
-  return { ...rest, method: rest.method as SessionMethod };
-}
-
-function roleFromRow(r: typeof id.customRoles.$inferSelect): CustomRole {
-  return { ...r, permissions: JSON.parse(r.permissions) as string[] };
-}
-
-/** A left-joined custom role: null when the member has none (every column of the join is null then). */
-function joinedRole(r: typeof id.customRoles.$inferSelect | null): CustomRole | null {
-  return r?.id ? roleFromRow(r) : null;
-}
-
-function invitationFromRow(r: typeof id.invitations.$inferSelect): Invitation {
-  return {
-    id: r.id,
-    accountId: r.accountId,
-    email: r.email,
-    role: r.role as Role,
-    customRoleId: r.customRoleId,
-    invitedBy: r.invitedBy,
-    createdAt: r.createdAt,
-    expiresAt: r.expiresAt,
-    acceptedAt: r.acceptedAt,
-    revokedAt: r.revokedAt,
-  };
-}
-
-function challengeFromRow(r: typeof id.authChallenges.$inferSelect): Challenge {
-  return { id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt };
-}
+/** Joins a membership to its custom role assignment (left joined: most members have none). */
+const customRoleOfMembership = and(
+  eq(id.memberCustomRoles.accountId, core.memberships.accountId),
+  eq(id.memberCustomRoles.userId, core.memberships.userId),
+);
 
 const p = sql.placeholder;
 
@@ -114,13 +99,7 @@ function prepareHotQueries(db: PgDb) {
       .select({ m: core.memberships, accountName: core.accounts.name, role: id.customRoles })
       .from(core.memberships)
       .innerJoin(core.accounts, eq(core.accounts.id, core.memberships.accountId))
-      .leftJoin(
-        id.memberCustomRoles,
-        and(
-          eq(id.memberCustomRoles.accountId, core.memberships.accountId),
-          eq(id.memberCustomRoles.userId, core.memberships.userId),
-        ),
-      )
+      .leftJoin(id.memberCustomRoles, customRoleOfMembership)
       .leftJoin(id.customRoles, eq(id.customRoles.id, id.memberCustomRoles.roleId))
       .where(eq(core.memberships.userId, p('userId')))
       .orderBy(asc(core.memberships.createdAt))
@@ -137,6 +116,7 @@ function prepareHotQueries(db: PgDb) {
  */
 export class PgIdentityStore implements IdentityStore {
   private readonly db: PgDb;
+  private readonly seeds: TotpSeedSealing;
 
   /**
    * `seeds` seals TOTP secrets at rest. Without it (a tool that opens the database only for tokens or machines)
@@ -145,22 +125,14 @@ export class PgIdentityStore implements IdentityStore {
    */
   constructor(
     private readonly database: PgDatabase,
-    private readonly seeds: TotpSeedCipher | null = null,
+    seeds: TotpSeedCipher | null = null,
   ) {
     this.db = database.db;
+    this.seeds = new TotpSeedSealing(seeds);
     this.prepared = prepareHotQueries(database.db);
   }
 
   private readonly prepared: ReturnType<typeof prepareHotQueries>;
-
-  private requireSeeds(): TotpSeedCipher {
-    if (!this.seeds) throw new LetKiteError('internal', 'this process has no secret key for TOTP seeds');
-    return this.seeds;
-  }
-
-  private openChallenge(c: Challenge): Challenge {
-    return isSeedChallenge(c.purpose) ? { ...c, value: this.requireSeeds().open(c.value, challengeContext(c.id)) } : c;
-  }
 
   async getAccount(accountId: string): Promise<Account | null> {
     const [r] = await this.db.select().from(core.accounts).where(eq(core.accounts.id, accountId));
@@ -201,13 +173,7 @@ export class PgIdentityStore implements IdentityStore {
 
   async membershipsOf(userId: string): Promise<MembershipView[]> {
     const rows = await this.prepared.membershipsOf.execute({ userId });
-    return rows.map((r) => ({
-      accountId: r.m.accountId,
-      accountName: r.accountName,
-      userId,
-      role: r.m.role as Role,
-      customRole: joinedRole(r.role),
-    }));
+    return rows.map((r) => membershipFromRow(userId, r));
   }
 
   async membership(accountId: string, userId: string): Promise<MembershipView | null> {
@@ -226,24 +192,13 @@ export class PgIdentityStore implements IdentityStore {
       })
       .from(core.memberships)
       .innerJoin(core.users, eq(core.users.id, core.memberships.userId))
-      .leftJoin(
-        id.memberCustomRoles,
-        and(
-          eq(id.memberCustomRoles.accountId, core.memberships.accountId),
-          eq(id.memberCustomRoles.userId, core.memberships.userId),
-        ),
-      )
+      .leftJoin(id.memberCustomRoles, customRoleOfMembership)
       .leftJoin(id.customRoles, eq(id.customRoles.id, id.memberCustomRoles.roleId))
       .where(eq(core.memberships.accountId, accountId))
       .orderBy(asc(core.memberships.createdAt));
-    return rows.map((r) => ({
-      user: r.u,
-      role: r.m.role as Role,
-      customRole: joinedRole(r.role),
-      createdAt: r.m.createdAt,
-      hasPasskey: r.hasPasskey === true,
-      hasPassword: r.hasPassword === true,
-    }));
+    return rows.map((r) =>
+      memberFromRow({ ...r, hasPasskey: r.hasPasskey === true, hasPassword: r.hasPassword === true }),
+    );
   }
 
   async setMemberRole(accountId: string, userId: string, role: Role, customRoleId: string | null, a: AuditEventInput) {
@@ -349,7 +304,7 @@ export class PgIdentityStore implements IdentityStore {
 
   async addPasskey(passkey: StoredPasskey, a: AuditEventInput) {
     await this.database.transaction(async (tx) => {
-      await tx.insert(id.passkeys).values({ ...passkey, transports: JSON.stringify(passkey.transports) });
+      await tx.insert(id.passkeys).values(passkeyToRow(passkey));
       await insertAudit(tx, a);
     });
   }
@@ -396,7 +351,7 @@ export class PgIdentityStore implements IdentityStore {
       .insert(id.userPasswords)
       .values({ userId, passwordHash: v.passwordHash, updatedAt: at })
       .onConflictDoUpdate({ target: id.userPasswords.userId, set: { passwordHash: v.passwordHash, updatedAt: at } });
-    const secret = this.requireSeeds().seal(v.totpSecret, seedContext(userId));
+    const secret = this.seeds.sealSeed(userId, v.totpSecret);
     await tx
       .insert(id.totpSecrets)
       .values({ userId, secret, lastStep: v.totpStep, createdAt: at })
@@ -407,11 +362,7 @@ export class PgIdentityStore implements IdentityStore {
   private async writeRecoveryCodes(tx: Db, userId: string, hashes: string[]): Promise<void> {
     await tx.delete(id.recoveryCodes).where(eq(id.recoveryCodes.userId, userId));
     if (hashes.length === 0) return;
-    await tx
-      .insert(id.recoveryCodes)
-      .values(
-        hashes.map((codeHash, i) => ({ id: `${userId}:${i}:${codeHash.slice(0, 8)}`, userId, codeHash, usedAt: null })),
-      );
+    await tx.insert(id.recoveryCodes).values(recoveryCodeRows(userId, hashes));
   }
 
   async setPasswordAndTotp(
@@ -438,16 +389,15 @@ export class PgIdentityStore implements IdentityStore {
   async getTotp(userId: string): Promise<TotpState | null> {
     const [r] = await this.db.select().from(id.totpSecrets).where(eq(id.totpSecrets.userId, userId));
     if (!r) return null;
-    const seeds = this.requireSeeds();
+    const { state, reseal } = this.seeds.totpFromRow(r);
     // A plaintext row (written by hand or a tool without the key) is sealed now, as on SQLite; only if unchanged.
-    if (!TotpSeedCipher.isSealed(r.secret)) {
+    if (reseal !== null) {
       await this.db
         .update(id.totpSecrets)
-        .set({ secret: seeds.seal(r.secret, seedContext(userId)) })
+        .set({ secret: reseal })
         .where(and(eq(id.totpSecrets.userId, userId), eq(id.totpSecrets.secret, r.secret)));
-      return { userId, secret: r.secret, lastStep: r.lastStep };
     }
-    return { userId, secret: seeds.open(r.secret, seedContext(userId)), lastStep: r.lastStep };
+    return state;
   }
 
   async consumeTotpStep(userId: string, step: number): Promise<boolean> {
@@ -528,7 +478,7 @@ export class PgIdentityStore implements IdentityStore {
   }
 
   async putChallenge(c: Challenge & { createdAt: string }) {
-    const value = isSeedChallenge(c.purpose) ? this.requireSeeds().seal(c.value, challengeContext(c.id)) : c.value;
+    const value = this.seeds.challengeValue(c);
     await this.database.transaction(async (tx) => {
       // Expired rows are garbage: sweep them whenever a new one is written.
       await tx.delete(id.authChallenges).where(lt(id.authChallenges.expiresAt, c.createdAt));
@@ -551,7 +501,7 @@ export class PgIdentityStore implements IdentityStore {
       .select()
       .from(id.authChallenges)
       .where(this.challengeIsLive(challengeId, purpose, subject, now));
-    return r ? this.openChallenge(challengeFromRow(r)) : null;
+    return r ? this.seeds.openChallenge(challengeFromRow(r)) : null;
   }
 
   async takeChallenge(challengeId: string, purpose: string, subject: string, now: string): Promise<Challenge | null> {
@@ -562,7 +512,7 @@ export class PgIdentityStore implements IdentityStore {
       .set({ usedAt: now })
       .where(this.challengeIsLive(challengeId, purpose, subject, now))
       .returning();
-    return r ? this.openChallenge(challengeFromRow(r)) : null;
+    return r ? this.seeds.openChallenge(challengeFromRow(r)) : null;
   }
 
   async createSetupLink(link: SetupLink & { tokenHash: string }, a: AuditEventInput) {
@@ -671,14 +621,10 @@ export class PgIdentityStore implements IdentityStore {
         .values({ accountId, userId: o.user.id, role, createdAt: at })
         .onConflictDoNothing({ target: [core.memberships.accountId, core.memberships.userId] })
         .returning({ userId: core.memberships.userId });
-      if (joined.length !== 1 && o.via.kind === 'invitation') {
-        throw new LetKiteError('conflict', 'you are already a member of this account');
-      }
+      if (joined.length !== 1 && o.via.kind === 'invitation') throw joinedAlready();
       await this.assignCustomRole(tx, accountId, o.user.id, customRoleId);
       if (o.credentials.passkey) {
-        await tx
-          .insert(id.passkeys)
-          .values({ ...o.credentials.passkey, transports: JSON.stringify(o.credentials.passkey.transports) });
+        await tx.insert(id.passkeys).values(passkeyToRow(o.credentials.passkey));
       }
       if (o.credentials.password) await this.writePasswordAndTotp(tx, o.user.id, o.credentials.password, at);
       await tx.insert(id.webSessions).values(o.session);
@@ -706,11 +652,11 @@ export class PgIdentityStore implements IdentityStore {
 
   async saveCustomRole(role: CustomRole, a: AuditEventInput) {
     await this.database.transaction(async (tx) => {
-      const permissions = JSON.stringify(role.permissions);
+      const row = roleToRow(role);
       await tx
         .insert(id.customRoles)
-        .values({ ...role, permissions })
-        .onConflictDoUpdate({ target: id.customRoles.id, set: { name: role.name, permissions } });
+        .values(row)
+        .onConflictDoUpdate({ target: id.customRoles.id, set: { name: row.name, permissions: row.permissions } });
       await insertAudit(tx, a);
     });
   }
@@ -753,11 +699,7 @@ export class PgIdentityStore implements IdentityStore {
       this.db.select().from(id.groupMembers).where(inArray(id.groupMembers.groupId, ids)),
       this.db.select().from(id.groupMachines).where(inArray(id.groupMachines.groupId, ids)),
     ]);
-    return rows.map((r) => ({
-      ...r,
-      memberIds: members.filter((m) => m.groupId === r.id).map((m) => m.userId),
-      machineIds: claims.filter((m) => m.groupId === r.id).map((m) => m.machineId),
-    }));
+    return groupsFromRows(rows, members, claims);
   }
 
   async getGroup(accountId: string, groupId: string): Promise<Group | null> {
@@ -809,9 +751,7 @@ export class PgIdentityStore implements IdentityStore {
       .from(id.groupMachines)
       .innerJoin(id.groups, eq(id.groups.id, id.groupMachines.groupId))
       .where(eq(id.groups.accountId, accountId));
-    const claims = new Map<string, string[]>();
-    for (const r of rows) claims.set(r.machineId, [...(claims.get(r.machineId) ?? []), r.groupId]);
-    return claims;
+    return claimsByMachine(rows);
   }
 
   async groupsOfUser(accountId: string, userId: string): Promise<string[]> {
@@ -829,17 +769,7 @@ export class PgIdentityStore implements IdentityStore {
         ? eq(core.apiTokens.accountId, accountId)
         : and(eq(core.apiTokens.accountId, accountId), eq(core.apiTokens.userId, userId));
     const rows = await this.db.select().from(core.apiTokens).where(where).orderBy(asc(core.apiTokens.createdAt));
-    return rows.map((r): ApiToken & { lastUsedAt: string | null } => ({
-      id: r.id,
-      accountId: r.accountId,
-      userId: r.userId,
-      name: r.name,
-      grant: JSON.parse(r.grant) as Grant,
-      createdAt: r.createdAt,
-      expiresAt: r.expiresAt,
-      revokedAt: r.revokedAt,
-      lastUsedAt: r.lastUsedAt,
-    }));
+    return rows.map(apiTokenFromRow);
   }
 
   async revokeApiToken(accountId: string, tokenId: string, at: string, a: AuditEventInput): Promise<boolean> {
@@ -860,18 +790,4 @@ export class PgIdentityStore implements IdentityStore {
       return true;
     });
   }
-}
-
-/** Challenges that hold a TOTP secret waiting to be confirmed (sealed like the stored seeds). */
-function isSeedChallenge(purpose: string): boolean {
-  return purpose === 'totp-setup' || purpose === 'onboard-totp';
-}
-
-/** Associated data binding a sealed seed to its row (the same as SQLite's, so a sealed value moves between them). */
-function seedContext(userId: string): string {
-  return `totp_secrets:${userId}`;
-}
-
-function challengeContext(challengeId: string): string {
-  return `auth_challenges:${challengeId}`;
 }

@@ -1,4 +1,3 @@
-import { LetKiteError } from '@letkite/protocol';
 import { and, asc, count, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type {
   Challenge,
@@ -11,14 +10,31 @@ import type {
   MemberView,
   Onboarding,
   PasswordState,
-  SessionMethod,
   SetupLink,
   StoredPasskey,
   TotpState,
   WebSession,
 } from '../../identity/identity-store';
 import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
-import type { Account, ApiToken, AuditEventInput, Grant, Role, User } from '../types';
+import {
+  apiTokenFromRow,
+  challengeFromRow,
+  claimsByMachine,
+  groupsFromRows,
+  invitationFromRow,
+  joinedAlready,
+  lastOwnerConflict,
+  memberFromRow,
+  membershipFromRow,
+  passkeyFromRow,
+  passkeyToRow,
+  recoveryCodeRows,
+  roleFromRow,
+  roleToRow,
+  sessionFromRow,
+} from '../identity-rows';
+import { isSeedChallenge, TotpSeedSealing } from '../totp-seed-sealing';
+import type { Account, AuditEventInput, Role, User } from '../types';
 import { insertAudit, sqliteClientOf } from './audit';
 import * as id from './identity-schema';
 import * as core from './schema';
@@ -59,74 +75,47 @@ function refuseLastOwner(db: Db, accountId: string, userId: string): void {
     .from(core.memberships)
     .where(and(eq(core.memberships.accountId, accountId), eq(core.memberships.userId, userId)))
     .get();
-  if (m) throw new LetKiteError('conflict', 'the account needs at least one owner');
+  if (m) throw lastOwnerConflict();
 }
 
-function passkeyFromRow(r: typeof id.passkeys.$inferSelect): StoredPasskey {
-  return { ...r, transports: JSON.parse(r.transports) as string[] };
-}
-
-function sessionFromRow(r: typeof id.webSessions.$inferSelect): WebSession {
-  const { tokenHash: _hash, ...rest } = r;
-  return { ...rest, method: rest.method as SessionMethod };
-}
-
-function roleFromRow(r: typeof id.customRoles.$inferSelect): CustomRole {
-  return { ...r, permissions: JSON.parse(r.permissions) as string[] };
-}
-
-function invitationFromRow(r: typeof id.invitations.$inferSelect): Invitation {
-  return {
-    id: r.id,
-    accountId: r.accountId,
-    email: r.email,
-    role: r.role as Role,
-    customRoleId: r.customRoleId,
-    invitedBy: r.invitedBy,
-    createdAt: r.createdAt,
-    expiresAt: r.expiresAt,
-    acceptedAt: r.acceptedAt,
-    revokedAt: r.revokedAt,
-  };
-}
-
-/**
- * Thrown inside completeOnboarding's transaction (so the invitation stays unused) when the membership insert finds
- * the person already in the account: two invitations accepted at once, or a role given meanwhile, must not let the
- * later one overwrite the role. The setup link's owner row already exists (bootstrap) and is kept as it is.
- */
-function joinedAlready(): LetKiteError {
-  return new LetKiteError('conflict', 'you are already a member of this account');
+/** A challenge of this purpose and subject, not used and not expired at `now`. */
+function challengeIsLive(challengeId: string, purpose: string, subject: string, now: string) {
+  return and(
+    eq(id.authChallenges.id, challengeId),
+    eq(id.authChallenges.purpose, purpose),
+    eq(id.authChallenges.subject, subject),
+    isNull(id.authChallenges.usedAt),
+    gt(id.authChallenges.expiresAt, now),
+  );
 }
 
 /** The identity store on the embedded SQLite database, sharing its connection (and transactions) with core. */
 export class SqliteIdentityStore implements IdentityStore {
   private readonly db: SqliteStore['db'];
+  private readonly seeds: TotpSeedSealing;
 
   /**
    * `seeds` seals TOTP secrets at rest; plaintext ones from before are sealed on open. Without it (a tool that
    * opens the database only for tokens or machines) TOTP secrets can be neither read nor written.
    */
-  constructor(
-    store: SqliteStore,
-    private readonly seeds: TotpSeedCipher | null = null,
-  ) {
+  constructor(store: SqliteStore, seeds: TotpSeedCipher | null = null) {
     this.db = store.db;
+    this.seeds = new TotpSeedSealing(seeds);
     migrateSqliteDomain(store.db, 'sqlite-identity', '__drizzle_migrations_identity');
-    if (seeds && this.sealPlaintextSeeds(seeds) > 0) {
+    if (seeds && this.sealPlaintextSeeds() > 0) {
       // Move the sealed pages into the database file now, so the old plaintext ones do not linger there.
       store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     }
   }
 
   /** Seals every TOTP secret (and pending setup secret) still stored in plaintext, in one transaction. */
-  private sealPlaintextSeeds(seeds: TotpSeedCipher): number {
+  private sealPlaintextSeeds(): number {
     let sealed = 0;
     this.db.transaction((tx) => {
       for (const r of tx.select().from(id.totpSecrets).all()) {
         if (TotpSeedCipher.isSealed(r.secret)) continue;
         tx.update(id.totpSecrets)
-          .set({ secret: seeds.seal(r.secret, seedContext(r.userId)) })
+          .set({ secret: this.seeds.sealSeed(r.userId, r.secret) })
           .where(eq(id.totpSecrets.userId, r.userId))
           .run();
         sealed += 1;
@@ -134,22 +123,13 @@ export class SqliteIdentityStore implements IdentityStore {
       for (const r of tx.select().from(id.authChallenges).all()) {
         if (!isSeedChallenge(r.purpose) || TotpSeedCipher.isSealed(r.value)) continue;
         tx.update(id.authChallenges)
-          .set({ value: seeds.seal(r.value, challengeContext(r.id)) })
+          .set({ value: this.seeds.challengeValue(r) })
           .where(eq(id.authChallenges.id, r.id))
           .run();
         sealed += 1;
       }
     });
     return sealed;
-  }
-
-  private requireSeeds(): TotpSeedCipher {
-    if (!this.seeds) throw new LetKiteError('internal', 'this process has no secret key for TOTP seeds');
-    return this.seeds;
-  }
-
-  private openChallenge<T extends { id: string; purpose: string; value: string }>(c: T): T {
-    return isSeedChallenge(c.purpose) ? { ...c, value: this.requireSeeds().open(c.value, challengeContext(c.id)) } : c;
   }
 
   async getAccount(accountId: string): Promise<Account | null> {
@@ -181,14 +161,14 @@ export class SqliteIdentityStore implements IdentityStore {
     return { passkeys: pk?.n ?? 0, password: !!pw, totp: !!totp, recoveryCodesLeft: rc?.n ?? 0 };
   }
 
-  private customRoleOf(db: Db, accountId: string, userId: string): CustomRole | null {
-    const r = db
+  private customRoleRowOf(accountId: string, userId: string): typeof id.customRoles.$inferSelect | null {
+    const r = this.db
       .select({ role: id.customRoles })
       .from(id.memberCustomRoles)
       .innerJoin(id.customRoles, eq(id.customRoles.id, id.memberCustomRoles.roleId))
       .where(and(eq(id.memberCustomRoles.accountId, accountId), eq(id.memberCustomRoles.userId, userId)))
       .get();
-    return r ? roleFromRow(r.role) : null;
+    return r?.role ?? null;
   }
 
   async membershipsOf(userId: string): Promise<MembershipView[]> {
@@ -199,13 +179,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .where(eq(core.memberships.userId, userId))
       .orderBy(asc(core.memberships.createdAt))
       .all();
-    return rows.map((r) => ({
-      accountId: r.m.accountId,
-      accountName: r.accountName,
-      userId,
-      role: r.m.role as Role,
-      customRole: this.customRoleOf(this.db, r.m.accountId, userId),
-    }));
+    return rows.map((r) => membershipFromRow(userId, { ...r, role: this.customRoleRowOf(r.m.accountId, userId) }));
   }
 
   async membership(accountId: string, userId: string): Promise<MembershipView | null> {
@@ -236,14 +210,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .where(eq(core.memberships.accountId, accountId))
       .orderBy(asc(core.memberships.createdAt))
       .all();
-    return rows.map((r) => ({
-      user: r.u,
-      role: r.m.role as Role,
-      customRole: r.role?.id ? roleFromRow(r.role) : null,
-      createdAt: r.m.createdAt,
-      hasPasskey: r.hasPasskey === 1,
-      hasPassword: r.hasPassword === 1,
-    }));
+    return rows.map((r) => memberFromRow({ ...r, hasPasskey: r.hasPasskey === 1, hasPassword: r.hasPassword === 1 }));
   }
 
   async setMemberRole(accountId: string, userId: string, role: Role, customRoleId: string | null, a: AuditEventInput) {
@@ -347,9 +314,7 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async addPasskey(passkey: StoredPasskey, a: AuditEventInput) {
     this.db.transaction((tx) => {
-      tx.insert(id.passkeys)
-        .values({ ...passkey, transports: JSON.stringify(passkey.transports) })
-        .run();
+      tx.insert(id.passkeys).values(passkeyToRow(passkey)).run();
       audit(tx, a);
     });
   }
@@ -396,7 +361,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .values({ userId, passwordHash: v.passwordHash, updatedAt: at })
       .onConflictDoUpdate({ target: id.userPasswords.userId, set: { passwordHash: v.passwordHash, updatedAt: at } })
       .run();
-    const secret = this.requireSeeds().seal(v.totpSecret, seedContext(userId));
+    const secret = this.seeds.sealSeed(userId, v.totpSecret);
     tx.insert(id.totpSecrets)
       .values({ userId, secret, lastStep: v.totpStep, createdAt: at })
       .onConflictDoUpdate({
@@ -409,11 +374,7 @@ export class SqliteIdentityStore implements IdentityStore {
 
   private writeRecoveryCodes(tx: Db, userId: string, hashes: string[]): void {
     tx.delete(id.recoveryCodes).where(eq(id.recoveryCodes.userId, userId)).run();
-    hashes.forEach((codeHash, i) => {
-      tx.insert(id.recoveryCodes)
-        .values({ id: `${userId}:${i}:${codeHash.slice(0, 8)}`, userId, codeHash, usedAt: null })
-        .run();
-    });
+    for (const row of recoveryCodeRows(userId, hashes)) tx.insert(id.recoveryCodes).values(row).run();
   }
 
   async setPasswordAndTotp(
@@ -440,17 +401,12 @@ export class SqliteIdentityStore implements IdentityStore {
   async getTotp(userId: string): Promise<TotpState | null> {
     const r = this.db.select().from(id.totpSecrets).where(eq(id.totpSecrets.userId, userId)).get();
     if (!r) return null;
-    const seeds = this.requireSeeds();
+    const { state, reseal } = this.seeds.totpFromRow(r);
     // A row written by an older process without the key is plaintext: seal it now, answer the seed.
-    if (!TotpSeedCipher.isSealed(r.secret)) {
-      this.db
-        .update(id.totpSecrets)
-        .set({ secret: seeds.seal(r.secret, seedContext(userId)) })
-        .where(eq(id.totpSecrets.userId, userId))
-        .run();
-      return { userId, secret: r.secret, lastStep: r.lastStep };
+    if (reseal !== null) {
+      this.db.update(id.totpSecrets).set({ secret: reseal }).where(eq(id.totpSecrets.userId, userId)).run();
     }
-    return { userId, secret: seeds.open(r.secret, seedContext(userId)), lastStep: r.lastStep };
+    return state;
   }
 
   async consumeTotpStep(userId: string, step: number): Promise<boolean> {
@@ -533,7 +489,7 @@ export class SqliteIdentityStore implements IdentityStore {
     this.db.transaction((tx) => {
       // Expired rows are garbage: sweep them whenever a new one is written.
       tx.delete(id.authChallenges).where(lt(id.authChallenges.expiresAt, c.createdAt)).run();
-      const value = isSeedChallenge(c.purpose) ? this.requireSeeds().seal(c.value, challengeContext(c.id)) : c.value;
+      const value = this.seeds.challengeValue(c);
       tx.insert(id.authChallenges)
         .values({ ...c, value, usedAt: null })
         .run();
@@ -544,39 +500,19 @@ export class SqliteIdentityStore implements IdentityStore {
     const r = this.db
       .select()
       .from(id.authChallenges)
-      .where(
-        and(
-          eq(id.authChallenges.id, challengeId),
-          eq(id.authChallenges.purpose, purpose),
-          eq(id.authChallenges.subject, subject),
-          isNull(id.authChallenges.usedAt),
-          gt(id.authChallenges.expiresAt, now),
-        ),
-      )
+      .where(challengeIsLive(challengeId, purpose, subject, now))
       .get();
-    return r
-      ? this.openChallenge({ id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt })
-      : null;
+    return r ? this.seeds.openChallenge(challengeFromRow(r)) : null;
   }
 
   async takeChallenge(challengeId: string, purpose: string, subject: string, now: string): Promise<Challenge | null> {
     const r = this.db
       .update(id.authChallenges)
       .set({ usedAt: now })
-      .where(
-        and(
-          eq(id.authChallenges.id, challengeId),
-          eq(id.authChallenges.purpose, purpose),
-          eq(id.authChallenges.subject, subject),
-          isNull(id.authChallenges.usedAt),
-          gt(id.authChallenges.expiresAt, now),
-        ),
-      )
+      .where(challengeIsLive(challengeId, purpose, subject, now))
       .returning()
       .get();
-    return r
-      ? this.openChallenge({ id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt })
-      : null;
+    return r ? this.seeds.openChallenge(challengeFromRow(r)) : null;
   }
 
   async createSetupLink(link: SetupLink & { tokenHash: string }, a: AuditEventInput) {
@@ -687,9 +623,7 @@ export class SqliteIdentityStore implements IdentityStore {
       if (joined.changes !== 1 && o.via.kind === 'invitation') throw joinedAlready();
       this.assignCustomRole(tx, accountId, o.user.id, customRoleId);
       if (o.credentials.passkey) {
-        tx.insert(id.passkeys)
-          .values({ ...o.credentials.passkey, transports: JSON.stringify(o.credentials.passkey.transports) })
-          .run();
+        tx.insert(id.passkeys).values(passkeyToRow(o.credentials.passkey)).run();
       }
       if (o.credentials.password) this.writePasswordAndTotp(tx, o.user.id, o.credentials.password, at);
       tx.insert(id.webSessions).values(o.session).run();
@@ -719,10 +653,10 @@ export class SqliteIdentityStore implements IdentityStore {
 
   async saveCustomRole(role: CustomRole, a: AuditEventInput) {
     this.db.transaction((tx) => {
-      const permissions = JSON.stringify(role.permissions);
+      const row = roleToRow(role);
       tx.insert(id.customRoles)
-        .values({ ...role, permissions })
-        .onConflictDoUpdate({ target: id.customRoles.id, set: { name: role.name, permissions } })
+        .values(row)
+        .onConflictDoUpdate({ target: id.customRoles.id, set: { name: row.name, permissions: row.permissions } })
         .run();
       audit(tx, a);
     });
@@ -765,11 +699,7 @@ export class SqliteIdentityStore implements IdentityStore {
     const ids = rows.map((r) => r.id);
     const members = this.db.select().from(id.groupMembers).where(inArray(id.groupMembers.groupId, ids)).all();
     const claims = this.db.select().from(id.groupMachines).where(inArray(id.groupMachines.groupId, ids)).all();
-    return rows.map((r) => ({
-      ...r,
-      memberIds: members.filter((m) => m.groupId === r.id).map((m) => m.userId),
-      machineIds: claims.filter((m) => m.groupId === r.id).map((m) => m.machineId),
-    }));
+    return groupsFromRows(rows, members, claims);
   }
 
   async getGroup(accountId: string, groupId: string): Promise<Group | null> {
@@ -816,9 +746,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .innerJoin(id.groups, eq(id.groups.id, id.groupMachines.groupId))
       .where(eq(id.groups.accountId, accountId))
       .all();
-    const claims = new Map<string, string[]>();
-    for (const r of rows) claims.set(r.machineId, [...(claims.get(r.machineId) ?? []), r.groupId]);
-    return claims;
+    return claimsByMachine(rows);
   }
 
   async groupsOfUser(accountId: string, userId: string): Promise<string[]> {
@@ -842,17 +770,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .where(where)
       .orderBy(asc(core.apiTokens.createdAt))
       .all()
-      .map((r): ApiToken & { lastUsedAt: string | null } => ({
-        id: r.id,
-        accountId: r.accountId,
-        userId: r.userId,
-        name: r.name,
-        grant: JSON.parse(r.grant) as Grant,
-        createdAt: r.createdAt,
-        expiresAt: r.expiresAt,
-        revokedAt: r.revokedAt,
-        lastUsedAt: r.lastUsedAt,
-      }));
+      .map(apiTokenFromRow);
   }
 
   async revokeApiToken(accountId: string, tokenId: string, at: string, a: AuditEventInput): Promise<boolean> {
@@ -873,18 +791,4 @@ export class SqliteIdentityStore implements IdentityStore {
       return true;
     });
   }
-}
-
-/** Challenges that hold a TOTP secret waiting to be confirmed (sealed like the stored seeds). */
-function isSeedChallenge(purpose: string): boolean {
-  return purpose === 'totp-setup' || purpose === 'onboard-totp';
-}
-
-/** Associated data binding a sealed seed to its row. */
-function seedContext(userId: string): string {
-  return `totp_secrets:${userId}`;
-}
-
-function challengeContext(challengeId: string): string {
-  return `auth_challenges:${challengeId}`;
 }
