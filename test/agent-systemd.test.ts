@@ -175,6 +175,16 @@ describe.skipIf(unavailable !== undefined)('the one-line install under a real sy
     expect(journal.stdout).not.toContain(token);
   });
 
+  test('systemctl stop: SIGTERM ends the agent cleanly within TimeoutStopSec, and the gateway sees it go', async () => {
+    const r = await systemctl('stop', UNIT);
+    expect(r.code).toBe(0);
+    expect((await systemctl('show', '-p', 'Result', '-p', 'ActiveState', UNIT)).out).toBe(
+      'Result=success\nActiveState=inactive',
+    );
+    await machineOnline(client, MACHINE, false);
+    expect((await systemctl('is-enabled', UNIT)).out).toBe('enabled');
+  });
+
   test('after the namespace is gone the host is as it was: no /etc/letkite, /opt/letkite, unit or account', async () => {
     await ns.stop();
     expect(hostInstallState()).toEqual(hostBefore);
