@@ -138,7 +138,7 @@ describe('operating a real gateway: health, readiness, metrics, JSON logs and SI
 const systemdAnalyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
 
 describe('infra/systemd units', () => {
-  // Where systemd-analyze is installed (it is on the development machines); the units are never booted here.
+  // Where systemd-analyze is installed (it is on the development machines); test/agent-systemd.test.ts boots them.
   test.skipIf(systemdAnalyze === undefined)('systemd-analyze verify accepts both units', () => {
     const dir = tempDir('units');
     try {
