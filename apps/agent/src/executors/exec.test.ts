@@ -130,6 +130,17 @@ describe('the launcher', () => {
     expect(await broken.acquire()).toBeNull();
     expect(await broken.acquire()).toBeNull(); // no restart loop: retried only after a pause
     expect(logs.join('\n')).toMatch(/spawning commands in the agent process/);
+    // Once, naming the missing binary and how to build it.
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain(join(import.meta.dirname, 'no-such-launcher'));
+    expect(logs[0]).toContain('npm run build -w @letkite/agent');
+  });
+
+  test('a launcher that is not a program is reported, and callers spawn in-process', async () => {
+    const logs: string[] = [];
+    const broken = new LauncherClient(import.meta.dirname, (m) => logs.push(m));
+    expect(await broken.acquire()).toBeNull();
+    expect(logs.join('\n')).toMatch(/EACCES.*spawning commands in the agent process/);
   });
 
   test('runs a program as another account (when the agent may switch users)', async () => {
