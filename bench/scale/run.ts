@@ -3,7 +3,11 @@
  * join tokens and connects them over the real protocol (bench/support/sim-agents.ts) to one real gateway process,
  * then prints the gateway's RSS growth and idle CPU per agent, the time until all are online, and machines_list
  * latency through the real MCP SDK client at that size. The last line is exactly
- * `scale: N agents, X KiB per agent, all online in S s`.
+ * `scale: N agents, X KiB per agent, all online in S s` (X: RSS growth per agent).
+ *
+ * RSS alone mixes what the agents' objects hold with V8's headroom (heap it grew and has not given back), so the
+ * gateway also reports, through heap-preload.mjs, its live heap after a full GC before and after the fleet
+ * connects, and its RSS right after that GC: the live heap per agent is what each socket's objects really cost.
  *
  *   npx tsx bench/scale/run.ts [--quick] [--agents N] [--concurrency C]
  *
@@ -12,11 +16,12 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createJoinToken, openStore } from '@letkite/gateway';
-import { callTool, mcpClient, TestGateway } from '../../test/support/letkite';
+import { callTool, mcpClient } from '../../test/support/letkite';
+import { removeDir, tempDir } from '../../test/support/processes';
 import { cpuSeconds, fdLimit, loadAverage, rssKiB, settle } from '../support/proc-stats';
-import { enrollSimMachine, inParallel, SimFleet } from '../support/sim-agents';
+import { SimFleet } from '../support/sim-agents';
 import { fmtMs, summary } from '../support/stats';
+import { enrollFleet, heapReading, startScaleGateway } from './scale-gateway';
 
 const { values } = parseArgs({
   options: {
@@ -30,9 +35,10 @@ const N = Number(values.agents ?? (values.quick ? 2_000 : limit - 500));
 if (N > limit - 100) throw new Error(`${N} agents need ${N} descriptors per process; the limit here is ${limit}`);
 const concurrency = Number(values.concurrency);
 
-const gw = await TestGateway.start({ LETKITE_HEARTBEAT_MS: '15000' });
-const gatewayPid = gw.process?.child.pid;
-if (!gatewayPid) throw new Error('no gateway pid');
+const heapDir = tempDir('scale-heap');
+const scale = await startScaleGateway(join(heapDir, 'gw'));
+const gw = scale.gateway;
+const gatewayPid = scale.pid;
 const client = await mcpClient(gw.url, await gw.apiToken('bench'));
 type ListPage = { machines: { online: boolean }[]; next_cursor: string | null };
 const listPage = async (args: Record<string, unknown> = {}) => {
@@ -53,28 +59,14 @@ const listMachines = async () => {
 };
 await listMachines();
 
-// Join tokens straight into the gateway's database (the same code `letkite admin join-token` runs): minting 20,000
-// through the CLI would measure process start-ups, not the gateway.
-const tokens: string[] = [];
-{
-  const store = await openStore(join(gw.dataDir, 'letkite.db'));
-  const { account, owner } = await store.bootstrap(new Date().toISOString());
-  for (let i = 0; i < N; i++) {
-    const t = await createJoinToken(
-      { store, now: new Date() },
-      { accountId: account.id, actor: `user:${owner.id}`, ttlMs: 3_600_000 },
-    );
-    tokens.push(t.token);
-  }
-  await store.close();
-}
-
 const tEnroll = performance.now();
-const machines = await inParallel(tokens, 16, (token, i) => enrollSimMachine(gw.url, token, i));
+const machines = await enrollFleet(gw, N);
 const enrollS = (performance.now() - tEnroll) / 1000;
 
 await settle();
 const rssBefore = rssKiB(gatewayPid);
+const heapBefore = await heapReading(scale, 1);
+const rssBeforeGc = rssKiB(gatewayPid);
 
 const fleet = new SimFleet(SimFleet.wsUrlOf(gw.url), machines);
 const tConnect = performance.now();
@@ -93,6 +85,9 @@ const idleWindowS = values.quick ? 10 : 30;
 const cpuIdle0 = cpuSeconds(gatewayPid);
 await new Promise((r) => setTimeout(r, idleWindowS * 1000));
 const cpuIdle = cpuSeconds(gatewayPid) - cpuIdle0;
+// After the idle window (a GC forced inside it would count as idle CPU).
+const heapAfter = await heapReading(scale, 2);
+const rssAfterGc = rssKiB(gatewayPid);
 
 // What an AI client pays per call (the first page, default size), and what reading the whole fleet costs.
 const listTimes: number[] = [];
@@ -108,6 +103,9 @@ for (let i = 0; i < 20; i++) {
 const list = summary('machines_list', listTimes);
 const listWalk = summary('machines_list, every page', walkTimes);
 const perAgentKiB = (rssAfter - rssBefore) / N;
+const liveHeapKiB = (heapAfter.usage.heapUsed - heapBefore.usage.heapUsed) / 1024 / N;
+const rssGcKiB = (rssAfterGc - rssBeforeGc) / N;
+const MiB = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
 console.log(
   `\nscale, ${N} simulated agents on one gateway (${new Date().toISOString()}, ${process.version}, load ${loadAverage()})`,
@@ -121,6 +119,12 @@ console.log(
 console.log(`| online as the gateway sees it | ${seenOnline} of ${seen.length} machines |`);
 console.log(`| gateway RSS before → after | ${(rssBefore / 1024).toFixed(1)} → ${(rssAfter / 1024).toFixed(1)} MiB |`);
 console.log(`| gateway RSS per agent | ${perAgentKiB.toFixed(1)} KiB |`);
+console.log(
+  `| gateway live JS heap after a full GC, before → after | ${MiB(heapBefore.usage.heapUsed)} → ${MiB(heapAfter.usage.heapUsed)} MiB: ${liveHeapKiB.toFixed(1)} KiB per agent |`,
+);
+console.log(
+  `| gateway RSS right after that GC, before → after | ${(rssBeforeGc / 1024).toFixed(1)} → ${(rssAfterGc / 1024).toFixed(1)} MiB: ${rssGcKiB.toFixed(1)} KiB per agent, of which ${(rssGcKiB - liveHeapKiB).toFixed(1)} not live JS heap (native sockets, V8 and malloc headroom) |`,
+);
 console.log(`| gateway CPU per handshake | ${((cpuConnect / N) * 1e6).toFixed(0)} µs |`);
 console.log(
   `| gateway idle CPU (heartbeats, ${idleWindowS} s window) | ${((cpuIdle / idleWindowS) * 100).toFixed(2)} % of a core, ${((cpuIdle / idleWindowS / N) * 1e6).toFixed(2)} µs/s per agent |`,
@@ -136,3 +140,4 @@ console.log(`scale: ${N} agents, ${perAgentKiB.toFixed(1)} KiB per agent, all on
 fleet.stop();
 await client.close();
 await gw.dispose();
+removeDir(heapDir);

@@ -1,7 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { AgentFrame, agentAuthText, decodeDataFragments, PROTOCOL_VERSION } from '@letkite/protocol';
 import type { RawData, WebSocket } from 'ws';
-import type { Store } from '../store/types';
+import type { Machine, Store } from '../store/types';
 import type { MachineNetworkStore } from '../wake/machine-network-store';
 import { AgentSession, type AgentSessionEvents, newNonce } from './agent-session';
 import type { GatewayIdentity } from './gateway-identity';
@@ -91,7 +91,8 @@ class ConnectedAgent implements AgentSessionEvents {
 
   constructor(
     private readonly deps: AgentEndpointDeps,
-    private readonly machine: { id: string; name: string; accountId: string },
+    /** Only the fields it needs, not the machine's row (its public key, labels, ceiling) for as long as it is online. */
+    private readonly machine: Pick<Machine, 'id' | 'name' | 'accountId'>,
     private readonly seen: AgentSeen,
     at: number,
   ) {
@@ -264,7 +265,6 @@ async function authenticate(
     agentVersion: frame.info.version,
   };
   const at = deps.now().getTime();
-  // Only the three fields it needs, not the whole row (its public key, labels, ceiling) for as long as it is online.
   const agent = new ConnectedAgent(
     deps,
     { id: machine.id, name: machine.name, accountId: machine.accountId },
