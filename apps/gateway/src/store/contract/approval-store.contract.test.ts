@@ -1,75 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { ApprovalBinding, ApprovalRequest, ApprovalStore } from '../../approvals/approval-store';
 import { PgApprovalStore } from '../postgres/pg-approval-store';
-import { PgDatabase } from '../postgres/pg-database';
-import { createTestDatabase } from '../postgres/test-database';
 import { SqliteApprovalStore } from '../sqlite/sqlite-approval-store';
-import { SqliteStore } from '../sqlite/sqlite-store';
+import { type TwoInstances, twoInstanceBackends } from './two-instance-backends';
 
 /**
  * The ApprovalStore contract, run against every implementation with two store instances on one database, as two
- * gateways have them: SQLite on a temp file (two connections), PostgreSQL on a fresh database (two pools). Raw
- * SQL (`?` placeholders on both) seeds rows and reads what a change wrote.
+ * gateways have them (two-instance-backends.ts): SQLite on a temp file (two connections), PostgreSQL on one test
+ * database (two pools), emptied before each case. Raw SQL (`?` placeholders on both) seeds rows and reads what a
+ * change wrote.
  */
-interface Env {
-  stores: [ApprovalStore, ApprovalStore];
-  exec(query: string, params?: unknown[]): Promise<void>;
-  count(query: string, params?: unknown[]): Promise<number>;
-  close(): Promise<void>;
-}
-
-const numbered = (query: string) => {
-  let n = 0;
-  return query.replace(/\?/g, () => `$${++n}`);
-};
-
-const backends: { name: string; open(): Promise<Env> }[] = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'lk-approvals-'));
-      const cores = [0, 1].map(() => new SqliteStore(join(dir, 'letkite.db'))) as [SqliteStore, SqliteStore];
-      return {
-        stores: [new SqliteApprovalStore(cores[0]), new SqliteApprovalStore(cores[1])],
-        async exec(query, params = []) {
-          cores[0].sqlite.prepare(query).run(...params);
-        },
-        async count(query, params = []) {
-          return Number((cores[0].sqlite.prepare(query).get(...params) as { n: number }).n);
-        },
-        async close() {
-          for (const c of cores) await c.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    async open() {
-      const test = await createTestDatabase();
-      // Opened at once: the two migrations meet at the advisory lock, as two gateways starting together do.
-      const databases = await Promise.all([PgDatabase.open(test.url), PgDatabase.open(test.url)]);
-      const [d0, d1] = databases as [PgDatabase, PgDatabase];
-      return {
-        stores: [new PgApprovalStore(d0), new PgApprovalStore(d1)],
-        async exec(query, params = []) {
-          await d0.pool.query(numbered(query), params);
-        },
-        async count(query, params = []) {
-          return Number((await d0.pool.query(numbered(query), params)).rows[0]?.n);
-        },
-        async close() {
-          for (const d of databases) await d.close();
-          await test.drop();
-        },
-      };
-    },
-  },
-];
+const backends = twoInstanceBackends<ApprovalStore>({
+  sqlite: (core) => new SqliteApprovalStore(core),
+  postgres: (database) => new PgApprovalStore(database),
+  // Every case starts without requests, challenges, subscriptions, keys or audit rows (its own database on SQLite).
+  truncate: [
+    'approval_requests',
+    'approval_gate_locks',
+    'approval_challenges',
+    'push_subscriptions',
+    'push_vapid_keys',
+    'audit_events',
+    'audit_chains',
+  ],
+});
 
 const accountId = 'acc_1';
 let n = 0;
@@ -116,21 +70,25 @@ const decisionAudit = (id: string, at: string) => ({
 });
 
 describe.each(backends)('ApprovalStore on $name', (backend) => {
-  let env: Env;
+  let env: TwoInstances<ApprovalStore>;
   let s0: ApprovalStore;
   let s1: ApprovalStore;
 
+  beforeAll(() => backend.start(), 60_000);
+  afterAll(() => backend.stop());
   beforeEach(async () => {
     env = await backend.open();
-    [s0, s1] = env.stores;
+    s0 = env.a;
+    s1 = env.b;
   });
-  afterEach(async () => {
-    await env.close();
-  });
+  afterEach(() => backend.close());
+  /** The `n` column of a query's first row (PostgreSQL answers count(*) as text). */
+  const count = async (query: string, params?: unknown[]) =>
+    Number((await env.rows<{ n: number | string }>(query, params))[0]?.n);
 
   const countStatus = (status: string) =>
-    env.count('SELECT count(*) AS n FROM approval_requests WHERE status = ?', [status]);
-  const countAudit = (action: string) => env.count('SELECT count(*) AS n FROM audit_events WHERE action = ?', [action]);
+    count('SELECT count(*) AS n FROM approval_requests WHERE status = ?', [status]);
+  const countAudit = (action: string) => count('SELECT count(*) AS n FROM audit_events WHERE action = ?', [action]);
 
   test('a request reads back as it was stored; list filters by status, newest first', async () => {
     const b = binding('rt');
@@ -236,7 +194,7 @@ describe.each(backends)('ApprovalStore on $name', (backend) => {
     expect(await countAudit('approval.approve')).toBe(1);
     // The audit row of the decision carries the request's details merged with the caller's.
     expect(
-      await env.count("SELECT count(*) AS n FROM audit_events WHERE action = 'approval.approve' AND details LIKE ?", [
+      await count("SELECT count(*) AS n FROM audit_events WHERE action = 'approval.approve' AND details LIKE ?", [
         '%"args_sha256":"race"%',
       ]),
     ).toBe(1);
@@ -360,7 +318,7 @@ describe.each(backends)('ApprovalStore on $name', (backend) => {
     const create = () => ({ publicKey: `pub-${++made}`, privateKey: `priv-${made}` });
     const keys = await Promise.all([s0, s1, s0, s1].map((s) => s.vapidKeys(create, new Date().toISOString())));
     for (const k of keys) expect(k).toEqual(keys[0]);
-    expect(await env.count('SELECT count(*) AS n FROM push_vapid_keys')).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM push_vapid_keys')).toBe(1);
     // Later starts keep the pair and make no new one.
     const before = made;
     expect(await s1.vapidKeys(create, new Date().toISOString())).toEqual(keys[0]);
@@ -392,9 +350,7 @@ describe.each(backends)('ApprovalStore on $name', (backend) => {
     expect(now).toHaveLength(1);
     expect(['sub_2', 'sub_3']).toContain(now[0]?.id);
     expect(now[0]?.p256dh).toBe(`k-${now[0]?.id}`);
-    expect(await env.count("SELECT failures AS n FROM push_subscriptions WHERE endpoint = 'https://push.test/1'")).toBe(
-      0,
-    );
+    expect(await count("SELECT failures AS n FROM push_subscriptions WHERE endpoint = 'https://push.test/1'")).toBe(0);
     expect(await countAudit('push.subscribe')).toBe(3);
     expect(await s0.pushSubscriptionsOf([])).toEqual([]);
     const id = now[0]?.id ?? '';
@@ -413,11 +369,11 @@ describe.each(backends)('ApprovalStore on $name', (backend) => {
       [accountId, now],
     );
     await Promise.all([s0, s1, s0, s1, s0, s1].map((s) => s.recordPushResult('sub_1', 'failed', now)));
-    expect(await env.count("SELECT failures AS n FROM push_subscriptions WHERE id = 'sub_1'")).toBe(6);
+    expect(await count("SELECT failures AS n FROM push_subscriptions WHERE id = 'sub_1'")).toBe(6);
     await s1.recordPushResult('sub_1', 'ok', now);
-    expect(await env.count("SELECT failures AS n FROM push_subscriptions WHERE id = 'sub_1'")).toBe(0);
+    expect(await count("SELECT failures AS n FROM push_subscriptions WHERE id = 'sub_1'")).toBe(0);
     expect(
-      await env.count("SELECT count(*) AS n FROM push_subscriptions WHERE id = 'sub_1' AND last_success_at = ?", [now]),
+      await count("SELECT count(*) AS n FROM push_subscriptions WHERE id = 'sub_1' AND last_success_at = ?", [now]),
     ).toBe(1);
   });
 });

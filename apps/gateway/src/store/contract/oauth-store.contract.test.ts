@@ -1,74 +1,31 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { AuthorizationCode, CodeOutcome, IssuedTokens, OAuthStore, RefreshOutcome } from '../../oauth/oauth-store';
-import { PgDatabase } from '../postgres/pg-database';
 import { PgOAuthStore } from '../postgres/pg-oauth-store';
-import { createTestDatabase } from '../postgres/test-database';
 import { SqliteOAuthStore } from '../sqlite/sqlite-oauth-store';
-import { SqliteStore } from '../sqlite/sqlite-store';
+import { type TwoInstances, twoInstanceBackends } from './two-instance-backends';
 
 /**
  * The OAuthStore contract, run against every implementation with two store instances on one database, as two
- * gateways have them: SQLite on a temp file (two connections), PostgreSQL on a fresh database (two pools). Raw
- * SQL (`?` placeholders on both) seeds the account and person a connection references and reads what was written.
+ * gateways have them (two-instance-backends.ts): SQLite on a temp file (two connections), PostgreSQL on one test
+ * database (two pools), emptied before each case. Raw SQL (`?` placeholders on both) seeds the account and person a
+ * connection references and reads what was written.
  */
-interface Env {
-  stores: [OAuthStore, OAuthStore];
-  exec(query: string, params?: unknown[]): Promise<void>;
-  count(query: string, params?: unknown[]): Promise<number>;
-  close(): Promise<void>;
-}
-
-const numbered = (query: string) => {
-  let n = 0;
-  return query.replace(/\?/g, () => `$${++n}`);
-};
-
-const backends: { name: string; open(): Promise<Env> }[] = [
-  {
-    name: 'sqlite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'lk-oauth-'));
-      const cores = [0, 1].map(() => new SqliteStore(join(dir, 'letkite.db'))) as [SqliteStore, SqliteStore];
-      return {
-        stores: [new SqliteOAuthStore(cores[0]), new SqliteOAuthStore(cores[1])],
-        async exec(query, params = []) {
-          cores[0].sqlite.prepare(query).run(...params);
-        },
-        async count(query, params = []) {
-          return Number((cores[0].sqlite.prepare(query).get(...params) as { n: number }).n);
-        },
-        async close() {
-          for (const c of cores) await c.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    async open() {
-      const test = await createTestDatabase();
-      const databases = await Promise.all([PgDatabase.open(test.url), PgDatabase.open(test.url)]);
-      const [d0, d1] = databases as [PgDatabase, PgDatabase];
-      return {
-        stores: [new PgOAuthStore(d0), new PgOAuthStore(d1)],
-        async exec(query, params = []) {
-          await d0.pool.query(numbered(query), params);
-        },
-        async count(query, params = []) {
-          return Number((await d0.pool.query(numbered(query), params)).rows[0]?.n);
-        },
-        async close() {
-          for (const d of databases) await d.close();
-          await test.drop();
-        },
-      };
-    },
-  },
-];
+const backends = twoInstanceBackends<OAuthStore>({
+  sqlite: (core) => new SqliteOAuthStore(core),
+  postgres: (database) => new PgOAuthStore(database),
+  // Every case seeds its account and person again, and starts without clients, codes, tokens or audit rows.
+  truncate: [
+    'oauth_access_tokens',
+    'oauth_refresh_tokens',
+    'oauth_authorization_codes',
+    'oauth_connections',
+    'oauth_clients',
+    'audit_events',
+    'audit_chains',
+    'users',
+    'accounts',
+  ],
+});
 
 const accountId = 'acc_1';
 const userId = 'usr_1';
@@ -85,14 +42,17 @@ function tokens(refreshExpiresInMs = 60_000, accessExpiresInMs = 60_000): Issued
 const audit = (action: string) => ({ accountId, at: new Date().toISOString(), actor: `user:${userId}`, action });
 
 describe.each(backends)('OAuthStore on $name', (backend) => {
-  let env: Env;
+  let env: TwoInstances<OAuthStore>;
   let s0: OAuthStore;
   let s1: OAuthStore;
   let code: AuthorizationCode;
 
+  beforeAll(() => backend.start(), 60_000);
+  afterAll(() => backend.stop());
   beforeEach(async () => {
     env = await backend.open();
-    [s0, s1] = env.stores;
+    s0 = env.a;
+    s1 = env.b;
     const at = new Date().toISOString();
     await env.exec('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', [accountId, 'Acme', at]);
     await env.exec('INSERT INTO users (id, name, email, created_at) VALUES (?, ?, ?, ?)', [userId, 'Ada', null, at]);
@@ -110,11 +70,12 @@ describe.each(backends)('OAuthStore on $name', (backend) => {
       expiresAt: new Date(Date.now() + 60_000).toISOString(),
     };
   });
-  afterEach(async () => {
-    await env.close();
-  });
+  afterEach(() => backend.close());
+  /** The `n` column of a query's first row (PostgreSQL answers count(*) as text). */
+  const count = async (query: string, params?: unknown[]) =>
+    Number((await env.rows<{ n: number | string }>(query, params))[0]?.n);
 
-  const countAudit = (action: string) => env.count('SELECT count(*) AS n FROM audit_events WHERE action = ?', [action]);
+  const countAudit = (action: string) => count('SELECT count(*) AS n FROM audit_events WHERE action = ?', [action]);
 
   function redeem(s: OAuthStore, issued: IssuedTokens, check = true, hash = 'code-hash'): Promise<CodeOutcome> {
     return s.redeemAuthorizationCode(hash, {
@@ -183,10 +144,10 @@ describe.each(backends)('OAuthStore on $name', (backend) => {
     const id = issued?.kind === 'issued' ? issued.connection.id : '';
     for (const o of outcomes) if (o.kind === 'reused') expect(o.connectionId).toBe(id);
     expect((await s1.getConnection(id))?.revokedAt).not.toBeNull();
-    expect(await env.count('SELECT count(*) AS n FROM oauth_connections')).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM oauth_connections')).toBe(1);
     // The tokens it had are gone, and the revocation was audited once.
     for (const t of all) expect(await s0.findAccessToken(t.accessTokenHash, new Date().toISOString())).toBeNull();
-    expect(await env.count('SELECT count(*) AS n FROM oauth_refresh_tokens')).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM oauth_refresh_tokens')).toBe(0);
     expect(await countAudit('oauth.connect')).toBe(1);
     expect(await countAudit('oauth.code_reuse')).toBe(1);
   });
@@ -202,7 +163,7 @@ describe.each(backends)('OAuthStore on $name', (backend) => {
       audit('oauth.code'),
     );
     expect((await redeem(s1, tokens(), true, 'old-hash')).kind).toBe('invalid');
-    expect(await env.count('SELECT count(*) AS n FROM oauth_connections')).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM oauth_connections')).toBe(0);
   });
 
   test('a refresh by another client is invalid and burns nothing; a rotation replaces the pair; reuse revokes', async () => {
