@@ -103,6 +103,9 @@ describe('the built product', () => {
 
     const joinToken = await run(['admin', 'join-token'], { LETKITE_DATA: data });
     expect(joinToken.code).toBe(0);
+    // Only the data directory is given (as infra/README.md runs it): the install line names the address the gateway
+    // recorded there, not the default port.
+    expect(joinToken.stderr).toContain(`curl -fsSL ${url}/agent/install.sh | sudo sh -s -- `);
     const ceiling = join(agentDir, 'ceiling.toml');
     writeFileSync(ceiling, FULL_SHELL_CEILING);
     const agentEnv = { LETKITE_CEILING: ceiling, LETKITE_AGENT_STATE: agentDir };

@@ -11,6 +11,7 @@ export { parseDuration } from './auth/duration';
 export { type DeploymentMode, deploymentMode } from './cluster/cluster-config';
 export { GatewayConfig, loadConfig } from './config';
 export { installCommand } from './http/install-script';
+export { readRecordedPublicUrl } from './http/recorded-public-url';
 export { openIdentityStore } from './identity/open-identity-store';
 export { createOwnerSetupLink, SETUP_LINK_TTL_MS } from './identity/ops/create-setup-link';
 export { createJoinToken, JOIN_TOKEN_TTL_MS } from './machines/create-join-token';

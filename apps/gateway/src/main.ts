@@ -17,6 +17,7 @@ import type { GatewayDeps } from './deps';
 import { healthRoutes, pgMigrationsCheck, type ReadinessCheck, sqliteMigrationsCheck } from './http/health';
 import { createGatewayLogger, type Logger } from './http/logger';
 import { GatewayMetrics, metricsRoutes } from './http/metrics';
+import { recordPublicUrl } from './http/recorded-public-url';
 import { createAgentEndpoint } from './hub/agent-endpoint';
 import { type GatewayIdentity, gatewayIdentityFile, loadGatewayIdentity } from './hub/gateway-identity';
 import { HandshakeAdmission } from './hub/handshake-admission';
@@ -303,6 +304,8 @@ export async function startGateway(
 
   // Agents are told about this gateway from now on (their welcome lists the cluster's live gateways).
   await cluster?.announce(publicUrl);
+  // For `letkite admin join-token` run later with only the data directory (it cannot read gateway.env).
+  recordPublicUrl(config.dataDir, publicUrl);
   log(`listening on ${publicUrl}`);
   let closing: Promise<void> | null = null;
   const shutdown = async () => {

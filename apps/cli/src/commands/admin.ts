@@ -10,6 +10,7 @@ import {
   openPolicyStore,
   openStore,
   parseDuration,
+  readRecordedPublicUrl,
   type Store,
   saveRedactionPatterns,
   toolsForScopeList,
@@ -146,7 +147,8 @@ async function tokenCreate(args: string[], io: CliIo): Promise<number> {
 /**
  * `letkite admin join-token [--ttl 15m] [--url URL]`: a one-time join token, and the one command that installs and
  * joins a machine with it (the gateway's /agent/install.sh). The URL is --url, else LETKITE_PUBLIC_URL, else the
- * local gateway's. The token alone goes to stdout (for scripts), the command to stderr.
+ * one the gateway last recorded in its data directory (http/recorded-public-url.ts), else the local default.
+ * The token alone goes to stdout (for scripts), the command to stderr.
  */
 async function joinToken(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
@@ -155,7 +157,11 @@ async function joinToken(args: string[], io: CliIo): Promise<number> {
     strict: true,
   });
   const ttlMs = values.ttl === undefined ? undefined : parseDuration(values.ttl);
-  const gatewayUrl = values.url ?? io.env.LETKITE_PUBLIC_URL ?? `http://localhost:${io.env.LETKITE_PORT ?? '8787'}`;
+  const gatewayUrl =
+    values.url ??
+    io.env.LETKITE_PUBLIC_URL ??
+    readRecordedPublicUrl(dataDir(values.data, io.env)) ??
+    `http://localhost:${io.env.LETKITE_PORT ?? '8787'}`;
   return withOwnerStore(values.data, io, async ({ store, account }) => {
     const created = await createJoinToken(
       { store, now: new Date() },
