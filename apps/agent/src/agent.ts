@@ -1,9 +1,9 @@
 import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
-import { loadCommandRules } from '@letkite/command-rules';
 import { type AgentFrame, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
 import { stopFileWorkers } from './executors/file-op';
+import { CommandRulesIdle, DEFAULT_COMMAND_RULES_IDLE_MS } from './guard/command-rules-idle';
 import { agentProtectedPaths } from './guard/protected-paths';
 import { ApprovalVerifier } from './guard/verify-approval';
 import type { ScreenConfig } from './gui/display';
@@ -27,6 +27,11 @@ export interface AgentOptions {
   protectedPaths?: readonly string[];
   /** The X11 display the screen tools drive (gui/display.ts); none: they answer `unsupported`. */
   screen?: ScreenConfig;
+  /**
+   * How long the bash grammar is kept after the last request (default 60 s; null: for good); the next request
+   * loads it again (guard/command-rules-idle.ts).
+   */
+  commandRulesIdleMs?: number | null;
 }
 
 /** The report the gateway shows on the dashboard and in machines_list. */
@@ -56,6 +61,7 @@ export class Agent {
   private readonly stateful: StatefulOps;
   private readonly approvals: ApprovalVerifier;
   private readonly ops: OpHandlers;
+  private readonly commandRules: CommandRulesIdle;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     const sink = options.log ?? ((msg: string) => console.error(`[agent] ${msg}`));
@@ -63,6 +69,9 @@ export class Agent {
     this.transfers = new TempJournal(options.stateDir ?? null);
     this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
+    this.commandRules = new CommandRulesIdle(
+      options.commandRulesIdleMs === undefined ? DEFAULT_COMMAND_RULES_IDLE_MS : options.commandRulesIdleMs,
+    );
     this.ops = opHandlers({
       stateful: this.stateful,
       transfers: this.transfers,
@@ -89,9 +98,9 @@ export class Agent {
     });
   }
 
-  /** Loads the command parser (once), reports the ceiling in force, and dials the gateway. */
+  /** Loads the command parser (a missing grammar fails here), reports the ceiling in force, dials the gateway. */
   async start(): Promise<void> {
-    await loadCommandRules();
+    (await this.commandRules.hold())();
     this.transfers.cleanStale(this.log);
     const initial = this.ceiling.current();
     if (initial.source === 'defaults') this.log(`no ceiling at ${initial.path}: using the documented defaults`);
@@ -101,6 +110,7 @@ export class Agent {
   }
 
   stop(): Promise<void> {
+    this.commandRules.close();
     this.ceiling.close();
     this.stateful.close();
     stopFileWorkers();
@@ -113,7 +123,10 @@ export class Agent {
     signal: AbortSignal,
     stream: RequestStream,
   ): Promise<void> {
+    let release: (() => void) | undefined;
     try {
+      // Before anything judges a command in it, and until it ends: the grammar is not let go under a request.
+      release = await this.commandRules.hold();
       // A proof of approval is checked (and used up) before anything else looks at the request.
       const current = this.ceiling.current();
       const checked = this.approvals.check(frame, current.source === 'error' ? null : current.ceiling);
@@ -124,6 +137,8 @@ export class Agent {
       if (!(err instanceof LetKiteError)) this.log(`request ${frame.id} (${frame.op}) failed: ${String(err)}`);
       else this.log(`refused ${frame.op} (${frame.context.actor ?? 'unknown'}): ${e.code}: ${e.message}`);
       send({ type: 'error', id: frame.id, error: e.toPayload() });
+    } finally {
+      release?.();
     }
   }
 

@@ -11,6 +11,7 @@ export { backoffDelay, GatewayConnection } from './connection';
 export { runExec } from './executors/exec';
 export { gatewayKeyFingerprint } from './gateway-trust';
 export { checkGatewayUrl } from './gateway-url';
+export { commandRulesIdleFromEnv } from './guard/command-rules-idle';
 export { type ScreenConfig, screenConfigFromEnv } from './gui/display';
 export { joinGateway, prepareRunAsAccount, type RunAsAccount, SYSTEM_RUN_AS } from './join';
 export { type AgentState, loadState, saveState } from './state';

@@ -12,18 +12,43 @@ export const maxCommandLength = 64 * 1024;
 export const parseOperationBudget = 4000;
 
 let bashParser: Parser | undefined;
+/** Whether dropping `bashParser` frees its wasm instance (grammar-loader.ts). */
+let bashParserReleasable = false;
+let loading: Promise<void> | undefined;
 
 /**
- * Loads the bash grammar (once; later calls return at once). `evaluateCommand` is synchronous and needs this to
- * have finished, so call it at start-up: `await loadCommandRules()`.
+ * Loads the bash grammar (once; later calls return at once, and after `unloadCommandRules()` load it again).
+ * `evaluateCommand` is synchronous and needs this to have finished, so call it at start-up:
+ * `await loadCommandRules()`.
  */
 export async function loadCommandRules(): Promise<void> {
-  bashParser ??= await loadBashParser();
+  if (bashParser) return;
+  loading ??= loadBashParser()
+    .then((loaded) => {
+      bashParser = loaded.parser;
+      bashParserReleasable = loaded.releasable;
+    })
+    .finally(() => {
+      loading = undefined;
+    });
+  await loading;
 }
 
-/** Whether `loadCommandRules()` has finished. */
+/** Whether `loadCommandRules()` has finished (and no `unloadCommandRules()` came after it). */
 export function commandRulesLoaded(): boolean {
   return bashParser !== undefined;
+}
+
+/**
+ * Drops the parser, so its wasm instance (about 5 MiB of wasm memory, code and grammar) can be garbage-collected:
+ * for a process that judges a command now and then (the agent) and calls `loadCommandRules()` again before the
+ * next. Until then `evaluateCommand` throws (fail closed). Returns false, keeping the parser, when it cannot be
+ * freed (a bundle built without web-tree-sitter's CommonJS copy shares one instance for good).
+ */
+export function unloadCommandRules(): boolean {
+  if (!bashParser || !bashParserReleasable || loading) return false;
+  bashParser = undefined;
+  return true;
 }
 
 /**

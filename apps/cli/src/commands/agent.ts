@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import {
   Agent,
+  commandRulesIdleFromEnv,
   gatewayKeyFingerprint,
   joinGateway,
   loadState,
@@ -148,6 +149,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     stateDir,
     protectedPaths: values.protect ?? [],
     screen: screenConfigFromEnv(io.env, process.platform, hostname()),
+    commandRulesIdleMs: commandRulesIdleFromEnv(io.env.LETKITE_COMMAND_RULES_IDLE_MS),
   });
   await a.start();
   await new Promise<void>((resolve) => {
