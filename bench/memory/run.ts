@@ -7,11 +7,13 @@
  * launcher runs) and a settle; the figure is the sum of VmRSS over the process tree, the median of 5 readings.
  *
  *   npx tsx bench/memory/run.ts          (runs `npm run build` first if dist/ is stale)
- *   npx tsx bench/memory/run.ts --launcher-idle-ms 2000
+ *   npx tsx bench/memory/run.ts --launcher-idle-ms 2000 [--command-rules-idle-ms 2000]
  *
  * `--launcher-idle-ms N` gives the agents LETKITE_EXEC_LAUNCHER_IDLE_MS=N and settles N + 4 s before reading, so
  * the figure is the idle one with the launcher gone (its default, 60 s, is longer than the 8 s settle: without the
- * option the launcher is still there and counted).
+ * option the launcher is still there and counted). `--command-rules-idle-ms N` likewise gives the agent
+ * LETKITE_COMMAND_RULES_IDLE_MS=N, after which it lets its bash grammar go (default 60 s; `letkite start` does not
+ * pass it to its local agent). bench/memory/attribute.ts says where an idle agent's memory goes.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,15 +24,21 @@ import { loadAverage, processTree, pssKiB, rssKiB, settle } from '../support/pro
 import { percentile } from '../support/stats';
 
 const MiB = 1024;
-const idleFlag = process.argv.indexOf('--launcher-idle-ms');
-const launcherIdleMs = idleFlag === -1 ? undefined : Number(process.argv[idleFlag + 1]);
-if (launcherIdleMs !== undefined && !(Number.isSafeInteger(launcherIdleMs) && launcherIdleMs >= 0)) {
-  throw new Error('--launcher-idle-ms takes a number of milliseconds');
+function msOption(flag: string): number | undefined {
+  const at = process.argv.indexOf(flag);
+  const ms = at === -1 ? undefined : Number(process.argv[at + 1]);
+  if (ms !== undefined && !(Number.isSafeInteger(ms) && ms >= 0))
+    throw new Error(`${flag} takes a number of milliseconds`);
+  return ms;
 }
-/** What the agents (and `npm start`, which passes it to its local agent) get for the launcher's idle time. */
-const idleEnv: Record<string, string> =
-  launcherIdleMs === undefined ? {} : { LETKITE_EXEC_LAUNCHER_IDLE_MS: String(launcherIdleMs) };
-const settleMs = launcherIdleMs ? Math.max(8000, launcherIdleMs + 4000) : 8000;
+const launcherIdleMs = msOption('--launcher-idle-ms');
+const commandRulesIdleMs = msOption('--command-rules-idle-ms');
+/** What the agents (and `npm start`, which passes the launcher's to its local agent) get for their idle times. */
+const idleEnv: Record<string, string> = {
+  ...(launcherIdleMs === undefined ? {} : { LETKITE_EXEC_LAUNCHER_IDLE_MS: String(launcherIdleMs) }),
+  ...(commandRulesIdleMs === undefined ? {} : { LETKITE_COMMAND_RULES_IDLE_MS: String(commandRulesIdleMs) }),
+};
+const settleMs = Math.max(8000, (launcherIdleMs ?? 0) + 4000, (commandRulesIdleMs ?? 0) + 4000);
 const tsx = ['--import', 'tsx', join(repoRoot, 'apps/cli/src/main.ts')];
 const builtCli = [join(repoRoot, 'dist/cli/main.mjs')];
 const builtAgent = [join(repoRoot, 'dist/agent/letkite-agent.mjs')];
@@ -256,7 +264,8 @@ await measure(
 
 console.log(
   `\nidle RSS, source (tsx) vs built (dist/), ${new Date().toISOString()}, load ${loadAverage()}, settle ${settleMs} ms` +
-    `, launcher idle ${launcherIdleMs === undefined ? 'default (60 s)' : `${launcherIdleMs} ms`}`,
+    `, launcher idle ${launcherIdleMs === undefined ? 'default (60 s)' : `${launcherIdleMs} ms`}` +
+    `, command rules idle ${commandRulesIdleMs === undefined ? 'default (60 s)' : `${commandRulesIdleMs} ms`}`,
 );
 console.log('| what | source (tsx), RSS (PSS) | built (dist/), RSS (PSS) | goal (RSS) | processes (source / built) |');
 console.log('|---|---|---|---|---|');
