@@ -327,6 +327,27 @@ describe.each(coreBackends())('core Store on $name', (backend) => {
     expect(await store.listAudit(accountId, { limit: 10, action: 'redaction.update' })).toHaveLength(2);
     expect(await store.getRedactionPatterns('acc_other')).toEqual([]);
   });
+  test('standalone audit rows appended at once through two gateways are each committed once, chained, in order', async () => {
+    const appends = Array.from({ length: 40 }, (_, n) =>
+      (n % 2 === 0 ? store : t.b).appendAudit(audit('tool.exec', { target: `call-${n}`, outcome: 'ok' })),
+    );
+    const ids = await Promise.all(appends);
+    expect(new Set(ids).size).toBe(40);
+    // Each resolved id is a committed row holding that call's target.
+    const rows = await t.rows<{ id: number | string; target: string }>(
+      "SELECT id, target FROM audit_events WHERE action = 'tool.exec' ORDER BY id",
+    );
+    expect(rows).toHaveLength(40);
+    const byId = new Map(rows.map((r) => [Number(r.id), r.target]));
+    ids.forEach((id, n) => {
+      expect(byId.get(id)).toBe(`call-${n}`);
+    });
+    // One gateway's rows keep the order they were appended in.
+    const fromA = ids.filter((_, n) => n % 2 === 0);
+    expect(fromA).toEqual([...fromA].sort((x, y) => x - y));
+    expect(await t.b.verifyAudit(accountId)).toMatchObject({ ok: true, rows: 41 });
+  });
+
   describe('machines a principal reaches, paged in the store', () => {
     // The reach filter reads the identity domain's group tables; the gateway opens (and so migrates) it with the
     // core store.

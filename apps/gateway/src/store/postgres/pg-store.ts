@@ -18,7 +18,8 @@ import type {
   Store,
   User,
 } from '../types';
-import { appendAuditRow, insertAudit } from './pg-audit';
+import { insertAudit } from './pg-audit';
+import { PgAuditBatch } from './pg-audit-batch';
 import {
   auditRetention,
   claimTakeover,
@@ -101,8 +102,12 @@ const byNameBytes = sql`${schema.machines.name} COLLATE "C"`;
 export class PgStore implements Store {
   private readonly hot: ReturnType<PgStore['prepareHotQueries']>;
 
+  /** Standalone audit rows, committed a batch at a time (pg-audit-batch.ts). */
+  private readonly auditBatch: PgAuditBatch;
+
   constructor(readonly database: PgDatabase) {
     this.hot = this.prepareHotQueries();
+    this.auditBatch = new PgAuditBatch(database);
   }
 
   static async open(url: string): Promise<PgStore> {
@@ -421,7 +426,7 @@ export class PgStore implements Store {
   }
 
   appendAudit(event: AuditEventInput): Promise<number> {
-    return appendAuditRow(this.database, event);
+    return this.auditBatch.append(event);
   }
 
   listAudit(accountId: string, query: AuditQuery): Promise<AuditEvent[]> {
@@ -449,6 +454,7 @@ export class PgStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.auditBatch.flush();
     await this.database.close();
   }
 }

@@ -48,6 +48,6 @@ export class AuditBatch {
       }
       return;
     }
-    batch.forEach((q, i) => q.resolve(ids[i] as number));
+    for (const [i, q] of batch.entries()) q.resolve(ids[i] as number);
   }
 }
