@@ -1,7 +1,9 @@
 /**
  * bench/transfer: throughput of `copy_between_hosts` between two real agents through a real gateway, against
  * `scp` through a private sshd on 127.0.0.1 — same files, alternating, in one run, so machine noise hits both
- * alike. Prints the median MB/s per size and the ratio; with --record, appends the table to bench/RESULTS.md.
+ * alike. Prints the median MB/s per size and the ratio, the CPU seconds each side burns per GiB (gateway and both
+ * agents against scp, ssh and sshd), and the gateway's resident memory before and during the copies; with
+ * --record, appends the table to bench/RESULTS.md.
  *
  *   npx tsx bench/transfer/run.ts [--record] [--sizes=64,256,1024] [--cpu-prof=DIR] [rounds]
  *
@@ -9,7 +11,7 @@
  * to DIR (through NODE_OPTIONS, so it touches nothing else).
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,6 +19,7 @@ import { callTool, FULL_SHELL_CEILING, mcpClient, TestGateway } from '../../test
 import { freePort, removeDir, repoRoot, tempDir } from '../../test/support/processes';
 import { LocalSshd } from '../support/sshd';
 import { percentile } from '../support/stats';
+import { childrenCpuSeconds, cpuSeconds, findProcess, rssBytes, sampleRss } from './proc-usage';
 
 const execFileAsync = promisify(execFile);
 const record = process.argv.includes('--record');
@@ -28,6 +31,7 @@ const profileDir = option('cpu-prof');
 if (profileDir) {
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler through the inspector instead.
   process.env.LETKITE_CPU_PROFILE_DIR = resolve(profileDir);
+  mkdirSync(resolve(profileDir), { recursive: true });
   const preload = join(repoRoot, 'bench/transfer/cpu-profile.cjs');
   process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim();
 }
@@ -49,6 +53,20 @@ const to = await gw.addAgent('to', { ceiling });
 const client = await mcpClient(gw.url, await gw.apiToken('bench'));
 const sshd = new LocalSshd(tempDir('bench-xfer-sshd'), await freePort());
 await sshd.start();
+
+function pidOf(p: { process: { child: { pid?: number } } | null }, what: string): number {
+  const pid = p.process?.child.pid;
+  if (pid === undefined) throw new Error(`no process for ${what}`);
+  return pid;
+}
+const gatewayPid = pidOf(gw, 'the gateway');
+const letkitePids = [gatewayPid, pidOf(from, 'the source agent'), pidOf(to, 'the destination agent')];
+// scp's costs: scp and its ssh are this process's children; the server side (sshd's per-connection processes and
+// the remote scp) are the private sshd's, counted once it has waited for them.
+const sshdPid = findProcess(join(sshd.dir, 'sshd_config'));
+if (sshdPid === undefined) throw new Error('cannot find the private sshd process');
+const letkiteCpu = () => letkitePids.map(cpuSeconds);
+const scpCpu = () => childrenCpuSeconds('self') + childrenCpuSeconds(sshdPid);
 
 function scpArgs(source: string, destination: string): string[] {
   return [
@@ -76,7 +94,17 @@ async function seconds(fn: () => Promise<unknown>): Promise<number> {
   return (performance.now() - t) / 1000;
 }
 
-const rows: { size: number; letkite: number; scp: number }[] = [];
+interface Row {
+  size: number;
+  letkite: number;
+  scp: number;
+  /** CPU seconds per GiB: gateway, source agent, destination agent; and scp (both ends, all processes). */
+  letkiteCpu: number[];
+  scpCpu: number;
+  /** The gateway's RSS before this size's first copy, and its peak during this size's copies. */
+  gatewayRss: { idle: number; peak: number };
+}
+const rows: Row[] = [];
 for (const size of sizes) {
   const file = join(srcDir, `f-${size}`);
   const letkite: number[] = [];
@@ -93,24 +121,49 @@ for (const size of sizes) {
     if (!r.ok) throw new Error(`copy failed: ${JSON.stringify(r.error)}`);
   };
   const viaScp = () => execFileAsync('scp', scpArgs(file, scpTarget));
+  const gatewayIdle = rssBytes(gatewayPid);
+  const gatewayRss = sampleRss(gatewayPid);
   await viaLetKite(); // warm-up: JIT, page cache of the source file
   await viaScp();
+  const letkiteSpent = [0, 0, 0];
+  let scpSpent = 0;
   for (let i = 0; i < rounds; i++) {
     // Alternate which goes first, so neither always gets the warmer cache.
     const order = i % 2 === 0 ? [viaLetKite, viaScp] : [viaScp, viaLetKite];
     for (const run of order) {
+      const cpuBefore = run === viaLetKite ? letkiteCpu() : [scpCpu()];
       const s = await seconds(run);
-      (run === viaLetKite ? letkite : scp).push(size / 1e6 / s);
+      if (run === viaLetKite) {
+        letkite.push(size / 1e6 / s);
+        letkiteCpu().forEach((v, k) => {
+          letkiteSpent[k] = (letkiteSpent[k] ?? 0) + v - (cpuBefore[k] ?? 0);
+        });
+      } else {
+        scp.push(size / 1e6 / s);
+        // The server's processes are counted once sshd has waited for them, a moment after scp returns.
+        await new Promise((r) => setTimeout(r, 200));
+        scpSpent += scpCpu() - (cpuBefore[0] ?? 0);
+      }
     }
     rmSync(copyTarget, { force: true });
     rmSync(scpTarget, { force: true });
   }
   rmSync(file, { force: true });
-  rows.push({ size, letkite: percentile(letkite, 50), scp: percentile(scp, 50) });
+  const gib = (rounds * size) / (1024 * MiB);
+  rows.push({
+    size,
+    letkite: percentile(letkite, 50),
+    scp: percentile(scp, 50),
+    letkiteCpu: letkiteSpent.map((v) => v / gib),
+    scpCpu: scpSpent / gib,
+    gatewayRss: { idle: gatewayIdle, peak: gatewayRss.stop() },
+  });
   console.error(
     `${size / MiB} MiB: letkite ${letkite.map((v) => v.toFixed(0)).join(' ')}; scp ${scp.map((v) => v.toFixed(0)).join(' ')} MB/s`,
   );
 }
+const cpuCell = (v: number) => `${v.toFixed(2)} s`;
+const mib = (v: number) => `${(v / MiB).toFixed(0)} MiB`;
 
 const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
 const lines = [
@@ -120,13 +173,20 @@ const lines = [
   `copy_between_hosts (agent → gateway → agent) vs scp via a private sshd on 127.0.0.1, same random files,`,
   `alternating, median of ${rounds} rounds each; ${process.version}, ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores, load average ${load} at the end.`,
   'Both sides write to the page cache; LetKite also fsyncs the copy before its atomic rename.',
+  'CPU is seconds per GiB copied (user + system, every thread): LetKite as gateway + source + destination agent,',
+  "scp as both ends' scp, ssh and sshd processes. Gateway RSS: before the size's first copy → peak during them.",
   '',
-  '| size | copy_between_hosts | scp | ratio |',
-  '|---|---|---|---|',
-  ...rows.map(
-    (r) =>
-      `| ${r.size / MiB} MiB | ${r.letkite.toFixed(0)} MB/s | ${r.scp.toFixed(0)} MB/s | ${(r.letkite / r.scp).toFixed(2)}× |`,
-  ),
+  '| size | copy_between_hosts | scp | ratio | CPU/GiB LetKite (gw + src + dst) | CPU/GiB scp | gateway RSS |',
+  '|---|---|---|---|---|---|---|',
+  ...rows.map((r) => {
+    const cpu = r.letkiteCpu.reduce((a, b) => a + b, 0);
+    return [
+      `| ${r.size / MiB} MiB | ${r.letkite.toFixed(0)} MB/s | ${r.scp.toFixed(0)} MB/s | ${(r.letkite / r.scp).toFixed(2)}×`,
+      `${cpuCell(cpu)} (${r.letkiteCpu.map(cpuCell).join(' + ')})`,
+      cpuCell(r.scpCpu),
+      `${mib(r.gatewayRss.idle)} → ${mib(r.gatewayRss.peak)} |`,
+    ].join(' | ');
+  }),
   '',
 ];
 console.log(lines.join('\n'));
