@@ -66,11 +66,6 @@ export class Inbox {
     });
   }
 
-  /** The next event if one is already waiting, without waiting (lets the caller batch queued data). */
-  peek(): InboundStreamEvent | undefined {
-    return this.failure === null ? this.queue[this.head] : undefined;
-  }
-
   /** Hands `bytes` of credit back to the sender once what they paid for has been dealt with. */
   credit(bytes: number): void {
     if (bytes <= 0 || this.failure !== null) return;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, writevSync } from 'node:fs';
 import { chmod, type FileHandle, lchown, link, lstat, mkdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import {
@@ -20,9 +20,6 @@ import { ManifestDigest } from './manifest';
 import type { StreamSide } from './send';
 import { SkippedList } from './skipped-list';
 import { type TempJournal, transferTempName } from './temp-journal';
-
-/** At most this much queued data goes into one writev. */
-const MAX_WRITE_BATCH_BYTES = 32 * 1024 * 1024;
 
 const newFileFlags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
 
@@ -75,20 +72,17 @@ async function receiveFile(
   for (;;) {
     const event = await inbox.next();
     if (event.type === 'data') {
-      // Whatever data already waits goes down in one writev: one trip to the thread pool per batch rather than per
-      // frame, which is what keeps a busy machine (where every wake-up costs a scheduling slice) fast. A data
-      // event's payload is the pieces it arrived in (views of the socket's reads), written as they are.
-      const batch = [...event.payload];
-      let size = event.bytes;
-      for (let next = inbox.peek(); next?.type === 'data' && size < MAX_WRITE_BATCH_BYTES; next = inbox.peek()) {
-        await inbox.next();
-        for (const piece of next.payload) batch.push(piece);
-        size += next.bytes;
-      }
-      for (const piece of batch) hash.update(piece);
-      if (handle) await writeAll(handle, batch, position);
-      position += size;
-      inbox.credit(size);
+      // Each frame is hashed and written the moment it is taken, synchronously, and only then credited. While the
+      // write runs nothing reads the socket, so the rest of the window waits in the kernel's socket buffers, where
+      // it costs V8 nothing. Queueing frames in the process while an asynchronous writev ran (as this did before)
+      // kept up to a window of socket buffers alive across scavenges: the agent then ran about one full
+      // mark-compact per 20 MiB received, and wrote cold memory (bench/transfer: 71 against 2 full collections,
+      // 2.6 against 1.9 CPU seconds per GiB). One call writes at most one frame (TRANSFER_CHUNK_BYTES) into the
+      // page cache, well under a millisecond; the fsync before the rename stays asynchronous.
+      for (const piece of event.payload) hash.update(piece);
+      if (handle) writeAllSync(handle.fd, event.payload, position);
+      position += event.bytes;
+      inbox.credit(event.bytes);
       continue;
     }
     if (event.type !== 'entry_end') throw unexpected(event, `inside ${what}`);
@@ -100,11 +94,11 @@ async function receiveFile(
 }
 
 /** Writes `buffers` at `position`, however many calls it takes. */
-async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
+function writeAllSync(fd: number, buffers: readonly Buffer[], position: number): void {
   let pending = buffers;
   let at = position;
   while (pending.length > 0) {
-    const { bytesWritten } = await handle.writev(pending, at);
+    const bytesWritten = writevSync(fd, pending, at);
     at += bytesWritten;
     let skip = bytesWritten;
     const rest: Buffer[] = [];
