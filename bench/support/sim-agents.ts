@@ -52,15 +52,23 @@ export async function inParallel<T, R>(items: readonly T[], limit: number, fn: (
 /** Enrolls one machine with a join token, as `letkite agent join` does. */
 export async function enrollSimMachine(gatewayUrl: string, joinToken: string, i: number): Promise<SimMachine> {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const res = await fetch(`${gatewayUrl}/agent/v1/enroll`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      join_token: joinToken,
-      public_key: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
-      info: { hostname: `sim-${i}`, os: 'linux', arch: 'x64', version: 'bench', protocol: PROTOCOL_VERSION },
-      name: `sim-${i}`,
-    }),
+  const enroll = () =>
+    fetch(`${gatewayUrl}/agent/v1/enroll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        join_token: joinToken,
+        public_key: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+        info: { hostname: `sim-${i}`, os: 'linux', arch: 'x64', version: 'bench', protocol: PROTOCOL_VERSION },
+        name: `sim-${i}`,
+      }),
+    });
+  // A kept-alive connection the gateway closes just as a request goes out fails before any answer ("other side
+  // closed"): sent again once on a new connection. A token the gateway did consume then fails loudly as reused.
+  const res = await enroll().catch(async (err: unknown) => {
+    if (!(err instanceof TypeError)) throw err;
+    await new Promise((r) => setTimeout(r, 200));
+    return enroll();
   });
   if (!res.ok) throw new Error(`enroll ${i} failed: ${res.status} ${await res.text()}`);
   const body = EnrollResponse.parse(await res.json());
