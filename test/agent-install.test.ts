@@ -223,7 +223,13 @@ describe.skipIf(!isRoot)('the one-line agent install', () => {
     const manifest = JSON.parse(readFileSync(join(p.prefix, 'agent/manifest.json'), 'utf8'));
     expect(manifest.platform).toBe(platform);
     expect(Object.keys(manifest.files)).toEqual(
-      expect.arrayContaining(['letkite-agent.mjs', 'letkite-launch', `prebuilds/${platform}/pty.node`]),
+      expect.arrayContaining([
+        'letkite-agent.mjs',
+        'letkite-launch',
+        `prebuilds/${platform}/pty.node`,
+        // The command rules evaluate a fresh copy per parser, so an idle agent can let the grammar go.
+        'web-tree-sitter.cjs',
+      ]),
     );
     const defaults = readFileSync(join(p.config, 'ceiling.toml'), 'utf8');
     expect(defaults).toMatch(/^#/m);

@@ -84,6 +84,15 @@ describe('the built product', () => {
     expect(main).not.toMatch(/["']\.\.?\/[\w/-]+\.ts["']/);
   });
 
+  test('every bundle is ASCII-only (V8 keeps a script with one non-Latin-1 character as two bytes a character)', () => {
+    for (const dir of ['dist/cli', 'dist/agent']) {
+      for (const f of readdirSync(join(repoRoot, dir)).filter((name) => name.endsWith('.mjs'))) {
+        const nonAscii = readFileSync(join(repoRoot, dir, f), 'utf8').match(/[^\x00-\x7f]/);
+        expect(nonAscii, `${dir}/${f}`).toBeNull();
+      }
+    }
+  });
+
   test('bin/letkite runs a gateway and an agent from dist/, and a command runs through MCP', async () => {
     const data = tempDir('built-gw');
     const agentDir = tempDir('built-agent');

@@ -79,6 +79,51 @@ function copy(from, to) {
   cpSync(from, to, { recursive: true });
 }
 
+/** What a comment's non-ASCII characters become (anything else: `?`). */
+const ASCII_FOR = {
+  '\u2014': '--',
+  '\u2013': '-',
+  '\u2026': '...',
+  '\u00a7': 'S',
+  '\u2192': '->',
+  '\u2190': '<-',
+  '\u00d7': 'x',
+  '\u2265': '>=',
+  '\u2264': '<=',
+  '\u2019': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+};
+
+/**
+ * Makes a bundle ASCII-only. V8 keeps every script's source in memory, as one byte a character when it is all
+ * Latin-1 and two otherwise: one `—` in a comment doubles the 2 MB agent bundle's resident source (issue #13,
+ * measured with bench/memory/attribute.ts). esbuild already escapes non-ASCII in code, strings and regular
+ * expressions (its default `charset: 'ascii'`), so what is left is in comments; a non-ASCII character on a line that
+ * is not in a comment (no `//`, `/*` or leading `*` before it) fails the build instead of being rewritten.
+ */
+function asciiOnly(file) {
+  const text = readFileSync(file, 'utf8');
+  if (!/[^\x00-\x7f]/.test(text)) return;
+  const lines = text.split('\n').map((line, i) => {
+    if (!/[^\x00-\x7f]/.test(line)) return line;
+    const before = line.slice(0, line.search(/[^\x00-\x7f]/));
+    if (!/^\s*\*|\/\/|\/\*/.test(before)) throw new Error(`${file}:${i + 1}: non-ASCII outside a comment`);
+    return line.replace(/[^\x00-\x7f]/gu, (c) => ASCII_FOR[c] ?? '?');
+  });
+  writeFileSync(file, lines.join('\n'));
+}
+
+/**
+ * web-tree-sitter's CommonJS build and its wasm, beside the bundle: the command rules evaluate a fresh copy of it
+ * for each parser so that an idle agent can let the grammar go (packages/command-rules/src/grammar-loader.ts).
+ */
+function copyWebTreeSitterRuntime(out) {
+  const dir = dirname(require.resolve('web-tree-sitter'));
+  copy(join(dir, 'web-tree-sitter.cjs'), join(out, 'web-tree-sitter.cjs'));
+  copy(join(dir, 'web-tree-sitter.wasm'), join(out, 'web-tree-sitter.wasm'));
+}
+
 let nativeBuilt = false;
 /**
  * A native helper (apps/agent/native: the sandbox helper, the exec launcher), (re)built first when missing or
@@ -151,10 +196,12 @@ async function buildCli() {
     copy(join(root, 'apps/gateway/drizzle'), join(out, 'drizzle'));
     copy(webapp, join(out, 'webapp'));
     copy(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(out, 'tree-sitter-bash.wasm'));
+    copyWebTreeSitterRuntime(out);
     const helper = nativeHelper('letkite-sandbox');
     if (helper) copy(helper, join(out, 'letkite-sandbox'));
     const launcher = nativeHelper('letkite-launch');
     if (launcher) copy(launcher, join(out, 'letkite-launch'));
+    for (const f of readdirSync(out)) if (f.endsWith('.mjs')) asciiOnly(join(out, f));
     chmodSync(join(out, 'main.mjs'), 0o755);
   });
 }
@@ -189,7 +236,7 @@ async function buildAgent() {
       outfile: join(out, 'file-worker.mjs'),
     });
     copy(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'), join(out, 'tree-sitter-bash.wasm'));
-    copy(join(dirname(require.resolve('web-tree-sitter')), 'web-tree-sitter.wasm'), join(out, 'web-tree-sitter.wasm'));
+    copyWebTreeSitterRuntime(out);
     // node-pty looks for its addon in ./prebuilds/<os>-<arch>/ next to a bundle (lib/utils.js, "bundled").
     const pty = join(dirname(require.resolve('node-pty/package.json')), 'build/Release/pty.node');
     if (!existsSync(pty)) throw new Error(`node-pty's addon is missing (${pty}): run npm ci with a C++ compiler`);
@@ -199,6 +246,7 @@ async function buildAgent() {
     const launcher = nativeHelper('letkite-launch');
     if (launcher) copy(launcher, join(out, 'letkite-launch'));
     copy(join(root, 'infra/systemd/letkite-agent.service'), join(out, 'letkite-agent.service'));
+    for (const f of ['letkite-agent.mjs', 'file-worker.mjs']) asciiOnly(join(out, f));
     chmodSync(join(out, 'letkite-agent.mjs'), 0o755);
     const version = JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')).version;
     const files = Object.fromEntries(
