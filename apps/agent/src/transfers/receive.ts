@@ -75,10 +75,10 @@ async function receiveFile(
       // Each frame is hashed and written the moment it is taken, synchronously, and only then credited. While the
       // write runs nothing reads the socket, so the rest of the window waits in the kernel's socket buffers, where
       // it costs V8 nothing. Queueing frames in the process while an asynchronous writev ran (as this did before)
-      // kept up to a window of socket buffers alive across scavenges: the agent then ran about one full
-      // mark-compact per 20 MiB received, and wrote cold memory (bench/transfer: 71 against 2 full collections,
-      // 2.6 against 1.9 CPU seconds per GiB). One call writes at most one frame (TRANSFER_CHUNK_BYTES) into the
-      // page cache, well under a millisecond; the fsync before the rename stays asynchronous.
+      // kept up to a window of socket buffers alive across scavenges and wrote them cold (bench/transfer, 256 MiB
+      // copies: 71 against 2 full collections, 2.6 against 1.9 CPU seconds per GiB at the destination). One call
+      // writes at most one frame (TRANSFER_CHUNK_BYTES) into the page cache, well under a millisecond; the fsync
+      // before the rename stays asynchronous.
       for (const piece of event.payload) hash.update(piece);
       if (handle) writeAllSync(handle.fd, event.payload, position);
       position += event.bytes;
