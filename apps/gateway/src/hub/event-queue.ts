@@ -4,7 +4,8 @@
  * by the caller (credit flow control, plus the byte limit the hub enforces with `queuedBytes`).
  */
 export class EventQueue<T> implements AsyncIterable<T> {
-  private items: T[] = [];
+  /** Consumed slots are cleared at once (below `head`): a read event is not kept alive until the next compaction. */
+  private items: (T | undefined)[] = [];
   private head = 0;
   private waiter: ((result: IteratorResult<T>) => void) | null = null;
   private ended = false;
@@ -53,6 +54,7 @@ export class EventQueue<T> implements AsyncIterable<T> {
       next: () => {
         if (this.head < this.items.length) {
           const value = this.items[this.head] as T;
+          this.items[this.head] = undefined;
           this.queuedBytes -= this.sizes[this.head] ?? 0;
           this.head += 1;
           if (this.head > 1024 && this.head * 2 > this.items.length) {
