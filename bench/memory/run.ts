@@ -10,7 +10,7 @@
  *   npx tsx bench/memory/run.ts --launcher-idle-ms 2000 [--command-rules-idle-ms 2000]
  *
  * `--launcher-idle-ms N` gives the agents LETKITE_EXEC_LAUNCHER_IDLE_MS=N and settles N + 4 s before reading, so
- * the figure is the idle one with the launcher gone (its default, 60 s, is longer than the 8 s settle: without the
+ * the figure is the idle one with the launcher gone (its default, 60 s, is longer than the 20 s settle: without the
  * option the launcher is still there and counted). `--command-rules-idle-ms N` likewise gives the agent
  * LETKITE_COMMAND_RULES_IDLE_MS=N, after which it lets its bash grammar go (default 60 s; `letkite start` does not
  * pass it to its local agent). bench/memory/attribute.ts says where an idle agent's memory goes.
@@ -38,7 +38,9 @@ const idleEnv: Record<string, string> = {
   ...(launcherIdleMs === undefined ? {} : { LETKITE_EXEC_LAUNCHER_IDLE_MS: String(launcherIdleMs) }),
   ...(commandRulesIdleMs === undefined ? {} : { LETKITE_COMMAND_RULES_IDLE_MS: String(commandRulesIdleMs) }),
 };
-const settleMs = Math.max(8000, (launcherIdleMs ?? 0) + 4000, (commandRulesIdleMs ?? 0) + 4000);
+// 20 s at least: V8's memory reducer runs some 8–16 s after the last activity, and an earlier reading lands on
+// either side of it (70 or 80 MiB for the same agent); idle means after it.
+const settleMs = Math.max(20_000, (launcherIdleMs ?? 0) + 4000, (commandRulesIdleMs ?? 0) + 4000);
 const tsx = ['--import', 'tsx', join(repoRoot, 'apps/cli/src/main.ts')];
 const builtCli = [join(repoRoot, 'dist/cli/main.mjs')];
 const builtAgent = [join(repoRoot, 'dist/agent/letkite-agent.mjs')];
