@@ -35,6 +35,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { protocolWithoutSideEffects, zodEnglishOnly } from './esbuild-plugins.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = join(root, 'dist');
@@ -175,7 +176,7 @@ async function buildCli() {
   await intoFresh(join(dist, 'cli'), async (out) => {
     const shared = {
       ...common,
-      plugins: [thirdPartyExternal],
+      plugins: [thirdPartyExternal, protocolWithoutSideEffects],
       define: { ...common.define, 'import.meta.letkiteBundle': '"cli"' },
     };
     // Split: each command is a chunk loaded when it runs (apps/cli/src/main.ts), with the third-party packages it
@@ -223,15 +224,19 @@ async function buildAgent() {
     const shared = { ...common, define: { ...common.define, 'import.meta.letkiteBundle': '"agent"' } };
     // bufferutil and utf-8-validate are ws's optional speed-ups (native, absent here): ws falls back without them.
     const external = ['bufferutil', 'utf-8-validate'];
+    // zod is bundled here (not in dist/cli): only its English messages, and only the protocol modules used.
+    const plugins = [protocolWithoutSideEffects, zodEnglishOnly];
     await esbuild.build({
       ...shared,
       external,
+      plugins,
       entryPoints: [join(root, 'tools/build/agent-main.ts')],
       outfile: join(out, 'letkite-agent.mjs'),
     });
     await esbuild.build({
       ...shared,
       external,
+      plugins,
       entryPoints: [join(root, 'apps/agent/src/files/worker-main.ts')],
       outfile: join(out, 'file-worker.mjs'),
     });
