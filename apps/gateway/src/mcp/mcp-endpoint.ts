@@ -1,5 +1,11 @@
 import { LetKiteError, toLetKiteError } from '@letkite/protocol';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  readRequestBody,
+  requestBodyTooLargeMessage,
+  resolveMaxRequestBodySize,
+} from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { DEFAULT_SSE_KEEP_ALIVE_MS as SSE_KEEP_ALIVE_MS } from '@modelcontextprotocol/sdk/server/sseKeepAlive.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -41,7 +47,7 @@ import { openMcpSessionStore } from './open-mcp-session-store';
 import { listResources, type ResourceContext, readResource } from './resources/read-resource';
 import { resourceTemplates } from './resources/resource-uris';
 import { ResourceSubscriptions } from './resources/subscriptions';
-import { newMcpSessionId, SessionFactBook } from './session-facts';
+import { newMcpSessionId, SessionFactBook, type SessionFacts } from './session-facts';
 import {
   type CallToolResult,
   errorResult,
@@ -93,8 +99,93 @@ function jsonRpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** How long a POST's SSE answer is held back to see whether it is a single, quick response (sent as JSON). */
+/**
+ * A POST's JSON body, read once (the endpoint looks at it before the SDK does), with the SDK's own size bound and
+ * error answers; or the Response refusing it.
+ */
+async function readJsonBody(request: Request): Promise<unknown> {
+  const maxBytes = resolveMaxRequestBodySize(undefined);
+  const read = await readRequestBody(request, maxBytes);
+  if (read.tooLarge) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(maxBytes));
+  try {
+    return JSON.parse(read.text) as unknown;
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
+  }
+}
+
+/** How long a POST's JSON answer is held back to be sent as a plain JSON body rather than an SSE stream. */
 const JSON_ANSWER_WINDOW_MS = 250;
+
+/**
+ * Whether answering these messages can send something to the client before the answer, on the request's own
+ * stream: only tools/call does (progress when the call asked with a `progressToken`, log notifications once the
+ * session set a level, an elicitation when the session can show a URL). Anything else is answered by the SDK in
+ * JSON mode (`enableJsonResponse`): no SSE framing to write and to read back.
+ */
+export function mayStreamBeforeAnswer(body: unknown, facts: SessionFacts): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((m) => {
+    if (typeof m !== 'object' || m === null || (m as { method?: unknown }).method !== 'tools/call') return false;
+    if (facts.logLevel !== undefined || facts.elicitationUrl === true) return true;
+    const params = (m as { params?: { _meta?: { progressToken?: unknown } } }).params;
+    return params?._meta?.progressToken !== undefined;
+  });
+}
+
+/**
+ * A JSON-mode answer sent as a plain JSON body when it comes within JSON_ANSWER_WINDOW_MS (most calls: one
+ * write). A slower one is sent as the SSE stream the SDK would have written: it opens at once and carries
+ * keep-alive comments (so proxies do not cut a long call) until the answer, one `message` event per response.
+ * `closed` settles when the transport closes unanswered (a revocation cuts the call): the stream then ends.
+ */
+async function answerJsonOrStream(answer: Promise<Response>, closed: Promise<void>): Promise<Response> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), JSON_ANSWER_WINDOW_MS);
+  });
+  const first = await Promise.race([answer, late, closed.then(() => 'closed' as const)]).finally(() =>
+    clearTimeout(timer),
+  );
+  if (first instanceof Response) return first;
+  const encoder = new TextEncoder();
+  let keepalive: NodeJS.Timeout | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const end = () => {
+        clearInterval(keepalive);
+        try {
+          controller.close();
+        } catch {
+          // the client went away first
+        }
+      };
+      if (first === 'closed') return end();
+      keepalive = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), SSE_KEEP_ALIVE_MS);
+      void Promise.race([answer.then((r) => r.text()), closed.then(() => null)])
+        .then((text) => {
+          if (text === null || text === '') return;
+          const parsed: unknown = JSON.parse(text);
+          for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+            controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+          }
+        })
+        .catch(() => undefined)
+        .finally(end);
+    },
+    cancel() {
+      clearInterval(keepalive);
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    },
+  });
+}
 
 type Peek = { kind: 'json'; body: string } | { kind: 'stream' };
 
@@ -127,9 +218,9 @@ function classify(text: string, done: boolean): Peek | null {
 }
 
 /**
- * The SDK answers every POST with an SSE stream. When that stream turns out to hold just one response, arriving
- * within JSON_ANSWER_WINDOW_MS, it is sent as a plain JSON body instead (clients must accept both): one write,
- * no event parsing — most calls. Anything else (a progress notification, a slow call, a long-poll) is passed on
+ * A request that may stream (mayStreamBeforeAnswer) gets the SDK's SSE stream. When that stream turns out to hold
+ * just one response, arriving within JSON_ANSWER_WINDOW_MS, it is sent as a plain JSON body instead (clients must
+ * accept both), as the other requests are. Anything else (a progress notification, a slow call, a long-poll) is passed on
  * as the SSE stream it is, from its first byte, the moment that is clear. Works on the Response only: no SDK
  * internals involved.
  */
@@ -279,24 +370,22 @@ export class McpEndpoint {
     if (sessionId) {
       const session = await this.liveSession(sessionId, principal);
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
-      const waiting = await this.waitingFor(request, session.id);
+      const body = await readJsonBody(request);
+      if (body instanceof Response) return body;
+      const waiting = this.waitingFor(body, session.id);
       if (waiting) {
         // Handed to the waiting request's server as its transport would (a stateless transport serves one
         // request only, so not through handleRequest again); answers are acknowledged with 202 like the SDK does.
         for (const m of waiting.messages) waiting.transport.onmessage?.(m);
         return new Response(null, { status: 202 });
       }
-      return preferJson(await this.serve(request, principal, session));
+      return this.serve(request, principal, session, body);
     }
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return jsonRpcError(400, -32700, 'Parse error');
-    }
+    const body = await readJsonBody(request);
+    if (body instanceof Response) return body;
     if (!isInitializeRequest(body)) return jsonRpcError(400, -32000, 'Bad Request: no session id');
     const session = await this.open(principal, body);
-    const response = await preferJson(await this.serve(request, principal, session, body));
+    const response = await this.serve(request, principal, session, body);
     const headers = new Headers(response.headers);
     headers.set('mcp-session-id', session.id);
     return new Response(response.body, { status: response.status, headers });
@@ -490,16 +579,12 @@ export class McpEndpoint {
    * elicitation/create), or null. Answers that reach another gateway are dropped there: the call waiting for one
    * also watches the approval itself, so only a decline is missed (the call then answers when the approval does).
    */
-  private async waitingFor(
-    request: Request,
+  private waitingFor(
+    body: unknown,
     sessionId: string,
-  ): Promise<{ transport: WebStandardStreamableHTTPServerTransport; messages: JSONRPCMessage[] } | null> {
+  ): { transport: WebStandardStreamableHTTPServerTransport; messages: JSONRPCMessage[] } | null {
     const waiting = this.awaitingAnswers.get(sessionId);
     if (!waiting || waiting.size === 0) return null;
-    const body: unknown = await request
-      .clone()
-      .json()
-      .catch(() => null);
     const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
     if (messages.length === 0 || !messages.every((m) => isJSONRPCResponse(m) || isJSONRPCError(m))) return null;
     // One waiting transport per session in practice; the SDK drops an answer to an id it never sent.
@@ -536,14 +621,27 @@ export class McpEndpoint {
     }
   }
 
-  /** One request on a throw-away server and stateless transport; the session comes from the store. */
+  /**
+   * One request on a throw-away server and stateless transport; the session comes from the store. A request
+   * that cannot send anything before its answer is answered in the SDK's JSON mode (see answerJsonOrStream);
+   * the others get the SDK's SSE stream, still sent as JSON when it turns out to hold one quick response.
+   */
   private async serve(
     request: Request,
     principal: Principal,
     session: McpSessionRecord,
-    parsedBody?: unknown,
+    body: unknown,
   ): Promise<Response> {
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const stream = mayStreamBeforeAnswer(body, this.facts.get(session.id));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !stream,
+    });
+    let closed!: () => void;
+    const whenClosed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    transport.onclose = closed;
     const server = this.createServer(principal, session, {
       transport,
       awaitAnswers: (on) => {
@@ -561,7 +659,8 @@ export class McpEndpoint {
       },
     });
     await server.connect(transport);
-    return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    const answer = transport.handleRequest(request, { parsedBody: body });
+    return stream ? preferJson(await answer) : answerJsonOrStream(answer, whenClosed);
   }
 
   /**
