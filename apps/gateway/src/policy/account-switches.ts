@@ -2,7 +2,7 @@ import { LetKiteError } from '@letkite/protocol';
 import type { Principal } from '../auth/principal';
 import { groupOfTool } from '../oauth/scopes';
 import type { AccountSettings, PolicyStore } from '../store/policy-store';
-import { resolveGrantPolicy, toolsAllowedByPolicy } from './resolve-policy';
+import { type GrantPolicySource, grantPolicySource, policyOfSource, toolsAllowedByPolicy } from './resolve-policy';
 
 /**
  * The MCP transports an owner can switch off for the whole account (issue #14). `legacy_sse` governs the old
@@ -66,31 +66,79 @@ export function refuseDisabledToolGroup(settings: AccountSettings, tool: string)
 
 /**
  * The tools a principal may call right now: its scopes ∧ what its policy (current revision) can ever use ∧ the
- * groups the account has not switched off. Read on every request, so an edit or a switch applies at once.
+ * groups the account has not switched off. The policy and the switches are read on every request, so an edit or a
+ * switch applies at once; only the work done from them is kept (see `toolSetOf`).
  */
 export async function callableTools(
   policies: Pick<PolicyStore, 'get' | 'settings'>,
   principal: Pick<Principal, 'accountId' | 'grant'>,
-): Promise<{ tools: Set<string>; settings: AccountSettings; policyError: unknown }> {
+): Promise<{ tools: ReadonlySet<string>; settings: AccountSettings; policyError: unknown }> {
   let policyError: unknown = null;
-  const [policy, settings] = await Promise.all([
-    resolveGrantPolicy(policies, principal.accountId, principal.grant).catch((err: unknown) => {
+  const [source, settings] = await Promise.all([
+    grantPolicySource(policies, principal.accountId, principal.grant).catch((err: unknown) => {
       policyError = err;
       return null;
     }),
     policies.settings(principal.accountId),
   ]);
-  // A policy that no longer resolves (deleted) lists nothing, and a call gets resolution's own refusal.
-  const allowed = policy === null ? [] : toolsAllowedByPolicy(policy, principal.grant.scopes);
-  const off = new Set(settings.disabledToolGroups);
-  return {
-    tools: new Set(
-      allowed.filter((t) => {
-        const g = groupOfTool(t);
-        return g === null || !off.has(g);
-      }),
-    ),
-    settings,
-    policyError,
-  };
+  let tools: ReadonlySet<string>;
+  try {
+    // A policy that no longer resolves (deleted, invalid) lists nothing, and a call gets resolution's own refusal.
+    tools = source === null ? new Set() : toolSetOf(source, principal.grant.scopes, settings.disabledToolGroups);
+  } catch (err) {
+    policyError = err;
+    tools = new Set();
+  }
+  return { tools, settings, policyError };
+}
+
+/** At most this many tool sets are kept (one per policy revision, scopes and switches in use: a few per account). */
+const MAX_TOOL_SETS = 1000;
+
+/**
+ * Tool sets already worked out, by everything they are made from: the policy's revision (a stored one's
+ * content is compared too, so a policy deleted and created again under the same name and version is not
+ * mistaken for the old one), the grant's scopes and the groups switched off. Parsing the policy and working out
+ * its permissions is most of a light call's policy check; an edit, a switch or another grant is another key.
+ * Inline policies (old API tokens) are not kept: their object is all they have for an identity.
+ */
+const toolSets = new Map<string, { content: string; tools: ReadonlySet<string> }>();
+
+function toolSetOf(
+  source: GrantPolicySource,
+  scopes: Principal['grant']['scopes'],
+  disabledGroups: readonly string[],
+): ReadonlySet<string> {
+  if (source.kind === 'inline') return computeToolSet(source, scopes, disabledGroups);
+  const revision =
+    source.kind === 'builtin'
+      ? `builtin ${source.name}`
+      : `stored ${source.stored.accountId} ${source.stored.name} ${source.stored.version}`;
+  const content = source.kind === 'builtin' ? '' : source.stored.source;
+  const key = `${revision}\n${[...scopes].join(' ')}\n${[...disabledGroups].sort().join(' ')}`;
+  const kept = toolSets.get(key);
+  if (kept && kept.content === content) return kept.tools;
+  const tools = computeToolSet(source, scopes, disabledGroups);
+  toolSets.delete(key);
+  toolSets.set(key, { content, tools });
+  if (toolSets.size > MAX_TOOL_SETS) {
+    const oldest = toolSets.keys().next().value;
+    if (oldest !== undefined) toolSets.delete(oldest);
+  }
+  return tools;
+}
+
+function computeToolSet(
+  source: GrantPolicySource,
+  scopes: Principal['grant']['scopes'],
+  disabledGroups: readonly string[],
+): ReadonlySet<string> {
+  const off = new Set(disabledGroups);
+  const allowed = toolsAllowedByPolicy(policyOfSource(source), scopes);
+  return new Set(
+    allowed.filter((t) => {
+      const g = groupOfTool(t);
+      return g === null || !off.has(g);
+    }),
+  );
 }

@@ -1,7 +1,7 @@
 import { Ceiling, type ClampedPolicy, clampToCeiling, effectivePermissions } from '@letkite/ceiling';
 import { type BuiltinPolicyName, builtinPolicies, builtinPolicyNames, type Policy, parsePolicy } from '@letkite/policy';
 import { LetKiteError } from '@letkite/protocol';
-import type { PolicyStore } from '../store/policy-store';
+import type { PolicyStore, StoredPolicy } from '../store/policy-store';
 import type { Grant, Machine } from '../store/types';
 
 /** Which stored revision a resolved policy is: what an approval binds to besides the policy's content. */
@@ -34,8 +34,23 @@ export async function resolveGrantPolicy(
   accountId: string,
   grant: Grant,
 ): Promise<Policy> {
-  if (typeof grant.policy !== 'string') return parsePolicy(grant.policy);
-  if (isBuiltinPolicyName(grant.policy)) return builtinPolicies[grant.policy];
+  return policyOfSource(await grantPolicySource(policies, accountId, grant));
+}
+
+/** What a grant's policy is made from, read fresh: a built-in, the stored policy's current revision, or inline. */
+export type GrantPolicySource =
+  | { kind: 'builtin'; name: BuiltinPolicyName }
+  | { kind: 'stored'; stored: StoredPolicy }
+  | { kind: 'inline'; value: unknown };
+
+/** The first half of `resolveGrantPolicy`: the store read, without the parse (a deleted policy fails closed). */
+export async function grantPolicySource(
+  policies: Pick<PolicyStore, 'get'>,
+  accountId: string,
+  grant: Grant,
+): Promise<GrantPolicySource> {
+  if (typeof grant.policy !== 'string') return { kind: 'inline', value: grant.policy };
+  if (isBuiltinPolicyName(grant.policy)) return { kind: 'builtin', name: grant.policy };
   const stored = await policies.get(accountId, grant.policy);
   if (!stored) {
     throw new LetKiteError('blocked_by_policy', `unknown policy "${grant.policy}"`, {
@@ -43,9 +58,22 @@ export async function resolveGrantPolicy(
       policy: grant.policy,
     });
   }
-  const policy = parsePolicy(stored.parsed);
-  revisions.set(policy, { name: stored.name, version: stored.version });
-  return policy;
+  return { kind: 'stored', stored };
+}
+
+/** The second half of `resolveGrantPolicy`: the policy object, marked with its stored revision. */
+export function policyOfSource(source: GrantPolicySource): Policy {
+  switch (source.kind) {
+    case 'inline':
+      return parsePolicy(source.value);
+    case 'builtin':
+      return builtinPolicies[source.name];
+    case 'stored': {
+      const policy = parsePolicy(source.stored.parsed);
+      revisions.set(policy, { name: source.stored.name, version: source.stored.version });
+      return policy;
+    }
+  }
 }
 
 /**
