@@ -13,7 +13,8 @@
  * the figure is the idle one with the launcher gone (its default, 60 s, is longer than the 20 s settle: without the
  * option the launcher is still there and counted). `--command-rules-idle-ms N` likewise gives the agent
  * LETKITE_COMMAND_RULES_IDLE_MS=N, after which it lets its bash grammar go (default 60 s; `letkite start` does not
- * pass it to its local agent). bench/memory/attribute.ts says where an idle agent's memory goes.
+ * pass it to its local agent). The agent gets the environment of its systemd unit (NODE_ENV, MALLOC_TRIM_THRESHOLD_).
+ * bench/memory/attribute.ts says where an idle agent's memory goes.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -38,6 +39,19 @@ const idleEnv: Record<string, string> = {
   ...(launcherIdleMs === undefined ? {} : { LETKITE_EXEC_LAUNCHER_IDLE_MS: String(launcherIdleMs) }),
   ...(commandRulesIdleMs === undefined ? {} : { LETKITE_COMMAND_RULES_IDLE_MS: String(commandRulesIdleMs) }),
 };
+/**
+ * The environment the agent's systemd unit gives it, but for its paths (LETKITE_*, the bench's own): NODE_ENV and
+ * glibc's MALLOC_TRIM_THRESHOLD_, so the figure is the agent as installed (`letkite start` sets the latter too).
+ */
+const unitEnv: Record<string, string> = Object.fromEntries(
+  readFileSync(join(repoRoot, 'infra/systemd/letkite-agent.service'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('Environment=') && !l.startsWith('Environment=LETKITE_'))
+    .map((l) => {
+      const kv = l.slice('Environment='.length);
+      return [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)];
+    }),
+);
 // 20 s at least: V8's memory reducer runs some 8–16 s after the last activity, and an earlier reading lands on
 // either side of it (70 or 80 MiB for the same agent); idle means after it.
 const settleMs = Math.max(20_000, (launcherIdleMs ?? 0) + 4000, (commandRulesIdleMs ?? 0) + 4000);
@@ -197,7 +211,7 @@ await measure('gateway (`letkite gateway`)', 120, [tsx, builtCli], async (prefix
   await measure('agent (`letkite agent run`, launcher included)', 60, [tsx, builtAgent], async (prefix, i) => {
     const state = tempDir('mem-agent');
     const ceiling = join(state, 'ceiling.toml');
-    const env = { LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling, ...idleEnv };
+    const env = { ...unitEnv, LETKITE_AGENT_STATE: state, LETKITE_CEILING: ceiling, ...idleEnv };
     const name = `mem-${i}`;
     const joined = spawnSync(
       process.execPath,

@@ -203,6 +203,9 @@ function superviseAgent(agentDir: string, ceiling: string, dataDir: string, io: 
           ...(process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS === undefined
             ? {}
             : { LETKITE_EXEC_LAUNCHER_IDLE_MS: process.env.LETKITE_EXEC_LAUNCHER_IDLE_MS }),
+          // glibc gives freed memory back above 128 KiB instead of a threshold that grows to 64 MiB: about 4 MiB
+          // less for an idle agent, as infra/systemd/letkite-agent.service sets it (issue #13).
+          MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? '131072',
           LETKITE_AGENT_STATE: agentDir,
         },
       },
