@@ -101,14 +101,22 @@ function jsonRpcError(status: number, code: number, message: string): Response {
 
 /**
  * A POST's JSON body, read once (the endpoint looks at it before the SDK does), with the SDK's own size bound and
- * error answers; or the Response refusing it.
+ * error answers; or the Response refusing it. A body of declared length is read with `text()`, which the Node
+ * server answers from the socket's bytes, without making the web stream (a new Request) that `body` needs.
  */
 async function readJsonBody(request: Request): Promise<unknown> {
   const maxBytes = resolveMaxRequestBodySize(undefined);
-  const read = await readRequestBody(request, maxBytes);
-  if (read.tooLarge) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(maxBytes));
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(maxBytes));
+  let text: string;
   try {
-    return JSON.parse(read.text) as unknown;
+    if (Number.isInteger(declared) && declared >= 0) text = await request.text();
+    else {
+      const read = await readRequestBody(request, maxBytes);
+      if (read.tooLarge) return jsonRpcError(413, -32000, requestBodyTooLargeMessage(maxBytes));
+      text = read.text;
+    }
+    return JSON.parse(text) as unknown;
   } catch {
     return jsonRpcError(400, -32700, 'Parse error: Invalid JSON');
   }
