@@ -207,7 +207,8 @@ describe.skipIf(unavailable !== undefined)('the gateway unit under a real system
       timeout: 600_000,
     });
     expect(b.status, b.stderr).toBe(0);
-    ns = await SystemdNamespace.start();
+    // The checkout is bind-mounted at /opt/letkite below; CI's clean clone lives under /tmp, which is covered.
+    ns = await SystemdNamespace.start({ keepVisible: repoRoot });
     port = await freePort();
   }, 600_000);
 

@@ -59,12 +59,15 @@ function ownCgroup2(): string | undefined {
 }
 
 /**
- * Runs inside the new namespaces as their PID 1, then becomes systemd. $1: the temp dir (upper layers, console).
+ * Runs inside the new namespaces as their PID 1, then becomes systemd. $1: the temp dir (upper layers, console);
+ * $2 (optional): a host directory that stays visible at its own path although /tmp is covered (a checkout under
+ * /tmp, as CI's clean clone is: the gateway unit's test bind-mounts it at /opt/letkite).
  * The unit it boots, letkite-test.target, pulls in nothing but the journal's socket; units started later (the
  * installer's letkite-agent.service) bring sysinit.target with them, masked down to the journal.
  */
 const STAGE2 = `set -eu
 d=$1
+keep=\${2:-}
 for x in etc var opt home; do
   mkdir -p "$d/$x.upper" "$d/$x.work"
   mount -t overlay overlay -o "lowerdir=/$x,upperdir=$d/$x.upper,workdir=$d/$x.work" "/$x"
@@ -79,11 +82,13 @@ for u in $(ls /lib/systemd/system/sysinit.target.wants); do
 done
 mount --bind "$(tty)" /dev/console
 mount -t tmpfs -o mode=0755 tmpfs /run
+if [ -n "$keep" ]; then mkdir -p /run/letkite-keep && mount --bind "$keep" /run/letkite-keep; fi
 mount -o remount,bind,ro /sys
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+if [ -n "$keep" ]; then mkdir -p "$keep" && mount --move /run/letkite-keep "$keep" && rmdir /run/letkite-keep; fi
 exec env -i container=letkite-test PATH=/usr/sbin:/usr/bin:/sbin:/bin ${SYSTEMD} --system \\
   --unit=letkite-test.target --log-target=console --log-level=info --show-status=yes
 `;
@@ -120,7 +125,7 @@ export class SystemdNamespace {
   }
 
   /** Starts systemd in fresh namespaces and waits until it has finished booting. */
-  static async start(): Promise<SystemdNamespace> {
+  static async start(options: { keepVisible?: string } = {}): Promise<SystemdNamespace> {
     const reason = systemdNamespaceUnavailable();
     if (reason !== undefined) throw new Error(`no systemd namespace here: ${reason}`);
     const parent = ownCgroup2() as string;
@@ -137,10 +142,11 @@ export class SystemdNamespace {
       'sh',
       [
         '-c',
-        'echo $$ > "$1/cgroup.procs" && exec setpriv --pdeathsig KILL script -qfec "unshare --pid --mount --uts --ipc --cgroup --fork --kill-child --propagation private --mount-proc sh $2/stage2.sh $2" /dev/null',
+        'echo $$ > "$1/cgroup.procs" && exec setpriv --pdeathsig KILL script -qfec "unshare --pid --mount --uts --ipc --cgroup --fork --kill-child --propagation private --mount-proc sh $2/stage2.sh $2 $3" /dev/null',
         'launcher',
         cgroup,
         dir,
+        options.keepVisible ?? '',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
