@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { mayStreamBeforeAnswer } from './mcp-endpoint';
+import { answerJsonOrStream, mayStreamBeforeAnswer } from './mcp-endpoint';
 
 const call = (meta?: Record<string, unknown>) => ({
   jsonrpc: '2.0',
@@ -23,5 +23,40 @@ describe('mayStreamBeforeAnswer', () => {
     expect(mayStreamBeforeAnswer([{ jsonrpc: '2.0', id: 2, method: 'ping' }, call({ progressToken: 'p' })], {})).toBe(
       true,
     );
+  });
+});
+
+describe('answerJsonOrStream', () => {
+  const json = (body: unknown) =>
+    new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  const never = new Promise<void>(() => {});
+  const later = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+
+  test('a quick answer is the JSON body itself', async () => {
+    const answer = json({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(await answerJsonOrStream(Promise.resolve(answer), never)).toBe(answer);
+  });
+
+  test('a slow answer goes out as an SSE stream opened at once, one message event per response', async () => {
+    const res = await answerJsonOrStream(
+      later(
+        400,
+        json([
+          { jsonrpc: '2.0', id: 1, result: {} },
+          { jsonrpc: '2.0', id: 2, result: {} },
+        ]),
+      ),
+      never,
+    );
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(await res.text()).toBe(
+      'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":2,"result":{}}\n\n',
+    );
+  });
+
+  test('a transport closed unanswered ends the stream without a message', async () => {
+    const res = await answerJsonOrStream(new Promise<Response>(() => {}), later(300, undefined));
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    expect(await res.text()).toBe('');
   });
 });

@@ -147,7 +147,7 @@ export function mayStreamBeforeAnswer(body: unknown, facts: SessionFacts): boole
  * keep-alive comments (so proxies do not cut a long call) until the answer, one `message` event per response.
  * `closed` settles when the transport closes unanswered (a revocation cuts the call): the stream then ends.
  */
-async function answerJsonOrStream(answer: Promise<Response>, closed: Promise<void>): Promise<Response> {
+export async function answerJsonOrStream(answer: Promise<Response>, closed: Promise<void>): Promise<Response> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), JSON_ANSWER_WINDOW_MS);
