@@ -3,12 +3,14 @@
  * `true` directly from Node and against `ssh` to a local sshd — alternating, in one run, so machine noise hits all
  * alike. A second agent with `LETKITE_EXEC_LAUNCHER=off` (spawning in the agent process instead of its launcher)
  * shows what the launcher is worth. ssh runs twice: a new connection per call, and over one reused ControlMaster
- * connection (what a well-configured ssh client pays per command). Prints p50/p99 and the ratios.
+ * connection (what a well-configured ssh client pays per command). Two more MCP rows split an exec's cost:
+ * `machines_list` (client, HTTP and gateway, no agent) and a small `read_file` (the same plus the WebSocket hop to
+ * the agent and its judging, no process started). Prints p50/p99 and the ratios.
  *
  *   npx tsx bench/exec-latency/run.ts [N | --quick]
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { callTool, mcpClient, TestGateway } from '../../test/support/letkite';
@@ -55,8 +57,18 @@ if (sshd) {
   if (!existsSync(controlPath)) throw new Error('the ssh ControlMaster did not start');
 }
 
+const smallFile = join(tempDir('exec-latency'), 'small.txt');
+writeFileSync(smallFile, 'a small file\n');
 const mcp: number[] = [];
 const mcpInProcess: number[] = [];
+const mcpList: number[] = [];
+const mcpRead: number[] = [];
+const call = (tool: string, args: Record<string, unknown>) => async () => {
+  const r = await callTool(client, tool, args);
+  if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
+};
+const listMachines = call('machines_list', {});
+const readSmall = call('read_file', { machine: 'bench', path: smallFile });
 const direct: number[] = [];
 const ssh: number[] = [];
 const sshMaster: number[] = [];
@@ -68,11 +80,15 @@ const run = (machine: string) => async () => {
 for (let i = 0; i < 20; i++) {
   await run('bench')();
   await run('bench-inproc')();
+  await listMachines();
+  await readSmall();
 }
 for (let i = 0; i < N; i++) {
   mcp.push(await time(run('bench')));
   mcpInProcess.push(await time(run('bench-inproc')));
   direct.push(await time(spawnTrue));
+  mcpList.push(await time(listMachines));
+  mcpRead.push(await time(readSmall));
   if (sshd) sshMaster.push(await time(() => execFileAsync('ssh', [...viaMaster, 'true'])));
   if (sshd && i % SSH_EVERY === 0) ssh.push(await time(() => execFileAsync('ssh', [...sshd.sshArgs(), 'true'])));
 }
@@ -81,6 +97,8 @@ const directRow = summary('node spawn("true")', direct);
 const rows = [
   summary('MCP exec via gateway+agent', mcp),
   summary('MCP exec, agent spawning in-process (launcher off)', mcpInProcess),
+  summary('MCP read_file of a small file (gateway + agent, no process started)', mcpRead),
+  summary('MCP machines_list (client + HTTP + gateway, no agent)', mcpList),
   directRow,
 ];
 if (sshd) {
