@@ -5,7 +5,9 @@
  * agents against scp, ssh and sshd), and the gateway's resident memory before and during the copies; with
  * --record, appends the table to bench/RESULTS.md.
  *
- *   npx tsx bench/transfer/run.ts [--record] [--sizes=64,256,1024] [--cpu-prof=DIR] [rounds]
+ *   npx tsx bench/transfer/run.ts [--quick] [--record] [--sizes=64,256,1024] [--cpu-prof=DIR] [rounds]
+ *
+ * --quick: 64 and 256 MiB, one round each (about a minute); the goal sizes (256 MiB, 1 GiB) want the full run.
  *
  * --sizes picks the file sizes (MiB); --cpu-prof=DIR has the gateway and agent processes write V8 CPU profiles
  * to DIR (through NODE_OPTIONS, so it touches nothing else).
@@ -23,10 +25,11 @@ import { childrenCpuSeconds, cpuSeconds, findProcess, rssBytes, sampleRss } from
 
 const execFileAsync = promisify(execFile);
 const record = process.argv.includes('--record');
-const rounds = Number(process.argv.filter((a) => !a.startsWith('--'))[2] ?? 3);
+const quick = process.argv.includes('--quick');
+const rounds = Number(process.argv.filter((a) => !a.startsWith('--'))[2] ?? (quick ? 1 : 3));
 const MiB = 1024 * 1024;
 const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const sizes = (option('sizes') ?? '64,256,1024').split(',').map((s) => Number(s) * MiB);
+const sizes = (option('sizes') ?? (quick ? '64,256' : '64,256,1024')).split(',').map((s) => Number(s) * MiB);
 const profileDir = option('cpu-prof');
 if (profileDir) {
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler through the inspector instead.
