@@ -91,7 +91,8 @@ export function challengeFromRow(r: Challenge): Challenge {
   return { id: r.id, purpose: r.purpose, subject: r.subject, value: r.value, expiresAt: r.expiresAt };
 }
 
-export function apiTokenFromRow(r: ApiTokenRow): ApiToken & { lastUsedAt: string | null } {
+/** An `api_tokens` row as the token a bearer presents (both dialects' core stores authenticate with it). */
+export function apiTokenFromRow(r: Omit<ApiTokenRow, 'lastUsedAt'>): ApiToken {
   return {
     id: r.id,
     accountId: r.accountId,
@@ -101,8 +102,12 @@ export function apiTokenFromRow(r: ApiTokenRow): ApiToken & { lastUsedAt: string
     createdAt: r.createdAt,
     expiresAt: r.expiresAt,
     revokedAt: r.revokedAt,
-    lastUsedAt: r.lastUsedAt,
   };
+}
+
+/** An `api_tokens` row as a token list shows it: the token and when it was last used. */
+export function listedApiTokenFromRow(r: ApiTokenRow): ApiToken & { lastUsedAt: string | null } {
+  return { ...apiTokenFromRow(r), lastUsedAt: r.lastUsedAt };
 }
 
 /** One row of a membership query: the membership, its account's name and its left-joined custom role. */

@@ -17,13 +17,13 @@ import type {
 } from '../../identity/identity-store';
 import type { TotpSeedCipher } from '../../identity/totp-seed-cipher';
 import {
-  apiTokenFromRow,
   challengeFromRow,
   claimsByMachine,
   groupsFromRows,
   invitationFromRow,
   joinedAlready,
   lastOwnerConflict,
+  listedApiTokenFromRow,
   memberFromRow,
   membershipFromRow,
   passkeyFromRow,
@@ -769,7 +769,7 @@ export class PgIdentityStore implements IdentityStore {
         ? eq(core.apiTokens.accountId, accountId)
         : and(eq(core.apiTokens.accountId, accountId), eq(core.apiTokens.userId, userId));
     const rows = await this.db.select().from(core.apiTokens).where(where).orderBy(asc(core.apiTokens.createdAt));
-    return rows.map(apiTokenFromRow);
+    return rows.map(listedApiTokenFromRow);
   }
 
   async revokeApiToken(accountId: string, tokenId: string, at: string, a: AuditEventInput): Promise<boolean> {

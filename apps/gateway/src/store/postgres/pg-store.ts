@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { apiTokenFromRow } from '../identity-rows';
 import { checkPageLimit, pageOf, pageStart } from '../machine-page';
 import type {
   Account,
@@ -9,7 +10,6 @@ import type {
   AuditEventInput,
   AuditQuery,
   AuditVerification,
-  Grant,
   JoinToken,
   Machine,
   MachinePage,
@@ -225,17 +225,7 @@ export class PgStore implements Store {
 
   async findApiTokenByHash(tokenHash: string): Promise<ApiToken | null> {
     const [r] = await this.hot.apiTokenByHash.execute({ hash: tokenHash });
-    if (!r) return null;
-    return {
-      id: r.id,
-      accountId: r.accountId,
-      userId: r.userId,
-      name: r.name,
-      grant: JSON.parse(r.grant) as Grant,
-      createdAt: r.createdAt,
-      expiresAt: r.expiresAt,
-      revokedAt: r.revokedAt,
-    };
+    return r ? apiTokenFromRow(r) : null;
   }
 
   async touchApiToken(id: string, at: string): Promise<void> {

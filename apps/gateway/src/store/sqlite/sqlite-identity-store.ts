@@ -17,13 +17,13 @@ import type {
 } from '../../identity/identity-store';
 import { TotpSeedCipher } from '../../identity/totp-seed-cipher';
 import {
-  apiTokenFromRow,
   challengeFromRow,
   claimsByMachine,
   groupsFromRows,
   invitationFromRow,
   joinedAlready,
   lastOwnerConflict,
+  listedApiTokenFromRow,
   memberFromRow,
   membershipFromRow,
   passkeyFromRow,
@@ -770,7 +770,7 @@ export class SqliteIdentityStore implements IdentityStore {
       .where(where)
       .orderBy(asc(core.apiTokens.createdAt))
       .all()
-      .map(apiTokenFromRow);
+      .map(listedApiTokenFromRow);
   }
 
   async revokeApiToken(accountId: string, tokenId: string, at: string, a: AuditEventInput): Promise<boolean> {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { and, eq, isNull } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { apiTokenFromRow } from '../identity-rows';
 import { checkPageLimit, pageOf, pageStart } from '../machine-page';
 import type {
   Account,
@@ -15,7 +16,6 @@ import type {
   AuditEventInput,
   AuditQuery,
   AuditVerification,
-  Grant,
   JoinToken,
   Machine,
   MachinePage,
@@ -313,17 +313,7 @@ export class SqliteStore implements Store {
 
   async findApiTokenByHash(tokenHash: string): Promise<ApiToken | null> {
     const r = this.hot.apiTokenByHash.get(tokenHash);
-    if (!r) return null;
-    return {
-      id: r.id,
-      accountId: r.accountId,
-      userId: r.userId,
-      name: r.name,
-      grant: JSON.parse(r.grant) as Grant,
-      createdAt: r.createdAt,
-      expiresAt: r.expiresAt,
-      revokedAt: r.revokedAt,
-    };
+    return r ? apiTokenFromRow(r) : null;
   }
 
   async touchApiToken(id: string, at: string): Promise<void> {
