@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, FULL_SHELL_CEILING, machineOnline, mcpClient, TestGateway } from './support/letkite';
-import { removeDir, repoRoot, tempDir, waitFor } from './support/processes';
+import { buildIfStale, removeDir, repoRoot, tempDir, waitFor } from './support/processes';
 
 // Issue #13: the one-line install. The gateway serves the packed agent and install.sh; the script, run as root
 // with temp paths and --no-systemctl (there is no systemd as PID 1 here; test/agent-systemd.test.ts runs it
@@ -114,11 +114,7 @@ describe.skipIf(!isRoot)('the one-line agent install', () => {
   const stops: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
-    const b = spawnSync(process.execPath, ['tools/build/build.mjs', 'agent', '--if-stale'], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
+    const b = buildIfStale('agent', 300_000);
     expect(b.status, b.stderr).toBe(0);
     gw = await TestGateway.start();
     stops.push(() => gw.dispose());

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { callTool, machineOnline, mcpClient, TestGateway } from './support/letkite';
-import { freePort, repoRoot, waitFor } from './support/processes';
+import { buildIfStale, freePort, repoRoot, waitFor } from './support/processes';
 import { SystemdNamespace, systemdNamespaceUnavailable } from './support/systemd-namespace';
 
 // Issue #13, "done means": on a clean machine with Node 20 the one-line install from the Enroll page joins the
@@ -56,11 +56,7 @@ describe.skipIf(unavailable !== undefined)('the one-line install under a real sy
   const stops: (() => Promise<void> | void)[] = [];
 
   beforeAll(async () => {
-    const b = spawnSync(process.execPath, ['tools/build/build.mjs', 'agent', '--if-stale'], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
+    const b = buildIfStale('agent', 300_000);
     expect(b.status, b.stderr).toBe(0);
     gw = await TestGateway.start();
     stops.push(() => gw.dispose());
@@ -201,11 +197,7 @@ describe.skipIf(unavailable !== undefined)('the gateway unit under a real system
   const GW_UNIT = 'letkite-gateway.service';
 
   beforeAll(async () => {
-    const b = spawnSync(process.execPath, ['tools/build/build.mjs', 'cli', '--if-stale'], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      timeout: 600_000,
-    });
+    const b = buildIfStale('cli', 600_000);
     expect(b.status, b.stderr).toBe(0);
     // The checkout is bind-mounted at /opt/letkite below; CI's clean clone lives under /tmp, which is covered.
     ns = await SystemdNamespace.start({ keepVisible: repoRoot });

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,15 @@ import { join, resolve } from 'node:path';
 
 /** The repository root and the CLI entry point every test process runs. */
 export const repoRoot = resolve(import.meta.dirname, '../..');
+
+/** `tools/build/build.mjs TARGET --if-stale` (agent, cli): the built product a test installs or runs, rebuilt only when stale. */
+export function buildIfStale(target: 'agent' | 'cli', timeoutMs: number): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, ['tools/build/build.mjs', target, '--if-stale'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+}
 export const cliMain = join(repoRoot, 'apps/cli/src/main.ts');
 
 export function tempDir(prefix: string): string {
