@@ -9,7 +9,7 @@ import { SqliteStore } from './sqlite-store';
 let dir: string;
 let file: string;
 // The chain's contract (both dialects) is store/contract/audit-log.contract.test.ts; this file keeps what only
-// SQLite has: files written by an older gateway.
+// SQLite has: files written by an older gateway, and the batched commit of standalone rows.
 let store: SqliteStore;
 let accountId: string;
 
@@ -65,4 +65,68 @@ test('rows written before the chain existed are sealed when the store opens', as
   expect(await store.verifyAudit(accountId)).toMatchObject({ ok: true, rows: 2 });
   await store.appendAudit(event(2));
   expect(await store.verifyAudit(accountId)).toMatchObject({ ok: true, rows: 3 });
+});
+
+// Standalone audit rows are committed a batch per event-loop turn (audit-batch.ts). What that must never do: resolve
+// an append before its row is committed (a tool call answers after the append resolves), let one bad row fail the
+// others, fork the chain, or leave rows queued when the store closes.
+
+const row = (n: number, action = 'tool.exec'): AuditEventInput => ({
+  accountId,
+  at: '2026-01-02T00:00:00.000Z',
+  actor: 'token:tok_1',
+  action,
+  target: `call-${n}`,
+  outcome: 'ok',
+});
+
+test('rows appended in one turn are committed together, in order, chained, and each is there when it resolves', async () => {
+  const other = new Database(file, { readonly: true });
+  try {
+    const seenAtResolve: number[] = [];
+    const appends = Array.from({ length: 25 }, (_, n) =>
+      store.appendAudit(row(n)).then((id) => {
+        // Read through another connection: only a committed row is visible there.
+        const r = other.prepare('SELECT count(*) AS n FROM audit_events WHERE id = ?').get(id) as { n: number };
+        seenAtResolve.push(r.n);
+        return id;
+      }),
+    );
+    const ids = await Promise.all(appends);
+    expect(seenAtResolve).toEqual(Array(25).fill(1));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(25);
+    const targets = other.prepare('SELECT target FROM audit_events WHERE action = ? ORDER BY id').all('tool.exec');
+    expect(targets).toEqual(Array.from({ length: 25 }, (_, n) => ({ target: `call-${n}` })));
+    expect(await store.verifyAudit(accountId)).toMatchObject({ ok: true, rows: 26 });
+  } finally {
+    other.close();
+  }
+});
+
+test('a row that cannot be written fails its own append only; the rest of its batch is committed', async () => {
+  store.sqlite.exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON audit_events WHEN NEW.action = 'tool.bad'
+    BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+  const results = await Promise.allSettled([
+    store.appendAudit(row(1)),
+    store.appendAudit(row(2, 'tool.bad')),
+    store.appendAudit(row(3)),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  const rows = await store.listAudit(accountId, { limit: 10, toolCalls: true, ascending: true });
+  expect(rows.map((r) => r.target)).toEqual(['call-1', 'call-3']);
+  expect(await store.verifyAudit(accountId)).toMatchObject({ ok: true });
+});
+
+test('rows still queued when the store closes are written before it closes', async () => {
+  const pending = store.appendAudit(row(7));
+  await store.close();
+  const id = await pending;
+  const reopened = new SqliteStore(file);
+  try {
+    expect((await reopened.listAudit(accountId, { limit: 1 }))[0]).toMatchObject({ id, target: 'call-7' });
+  } finally {
+    await reopened.close();
+  }
+  store = new SqliteStore(file);
 });
