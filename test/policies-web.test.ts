@@ -124,6 +124,11 @@ describe('the Policies page and the account switches in a browser', () => {
       'deny',
     ]);
     await choice('gui').selectOption('observe');
+    // A check of the source that reads the same policy (here: a comment typed) keeps the choices being made.
+    const checked = page.waitForResponse((r) => r.url().endsWith('/api/policies/validate'));
+    await editor().fill(`${await editor().inputValue()}# a comment\n`);
+    await checked;
+    expect(await choice('gui').inputValue()).toBe('observe');
     await choice('approvers').selectOption('any_admin');
     await choice('default').selectOption('approve');
     await page.getByTestId('form-write').click();

@@ -201,7 +201,10 @@ function PolicyEditor(props: {
 function PolicyForm(props: { parsed: Record<string, unknown>; onWrite: (toml: string) => void }) {
   const initial = useMemo(() => formFromParsed(props.parsed), [props.parsed]);
   const [v, setV] = useState<PolicyFormValues>(initial);
-  useEffect(() => setV(initial), [initial]);
+  // Reset only when what the form would show changes: every check of the source answers a new (often equal)
+  // parsed policy, and an equal one must not wipe the choices someone is making in the form.
+  const initialKey = JSON.stringify(initial);
+  useEffect(() => setV(JSON.parse(initialKey) as PolicyFormValues), [initialKey]);
   const set = <K extends keyof PolicyFormValues>(k: K, value: PolicyFormValues[K]) => setV({ ...v, [k]: value });
   const text = (k: keyof PolicyFormValues, label: string, hint: string) => (
     <Field label={label} hint={hint}>
