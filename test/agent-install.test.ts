@@ -258,6 +258,27 @@ describe.skipIf(!isRoot)('the one-line agent install', () => {
     const first = await callTool(client, 'exec', { machine: 'installed', command: 'echo from-the-install' });
     expect(first.error).toBeUndefined();
     expect(first.data).toMatchObject({ exit_code: 0, stdout: 'from-the-install\n' });
+    // Each group of ops besides exec is a chunk of the bundle, imported on its first request (issue #13): the
+    // installed agent finds and loads them from its own directory.
+    const listed = await callTool<{ entries: { name: string }[] }>(client, 'list_dir', {
+      machine: 'installed',
+      path: cwd,
+    });
+    expect(listed.error).toBeUndefined();
+    const shell = await callTool(client, 'shell_run', { machine: 'installed', command: 'echo in-a-session' });
+    expect(shell.error).toBeUndefined();
+    expect(shell.data).toMatchObject({ stdout: 'in-a-session\n' });
+    const job = await callTool<{ job_id: string }>(client, 'job_start', { machine: 'installed', command: 'true' });
+    expect(job.error).toBeUndefined();
+    const status = await callTool(client, 'job_status', { machine: 'installed', job_id: job.data?.job_id });
+    expect(status.error).toBeUndefined();
+    const term = await callTool<{ terminal_id: string }>(client, 'terminal_open', { machine: 'installed' });
+    expect(term.error).toBeUndefined();
+    const closed = await callTool(client, 'terminal_close', {
+      machine: 'installed',
+      terminal_id: term.data?.terminal_id,
+    });
+    expect(closed.data).toMatchObject({ closed: true });
     // Nothing of the checkout is loaded: the agent runs from the installed files alone.
     const maps = readFileSync(`/proc/${agent.child.pid}/maps`, 'utf8');
     expect(maps).not.toContain(repoRoot);

@@ -93,6 +93,45 @@ describe('the built product', () => {
     }
   });
 
+  test('the standalone agent starts with its core only: every op group but exec is a chunk loaded on first use', () => {
+    // Issue #13: V8 keeps each loaded script's source and parsing it leaves malloc memory behind, so what an idle
+    // agent never runs must not be in the files its entry imports. esbuild marks each module with a `// path` line.
+    const dir = join(repoRoot, 'dist/agent');
+    const modulesOf = (file: string) =>
+      [...readFileSync(join(dir, file), 'utf8').matchAll(/^\/\/ (\S+\.[cm]?[jt]s)$/gm)].map((m) => m[1] as string);
+    const eager = new Set<string>();
+    const pending = ['letkite-agent.mjs'];
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (eager.has(file)) continue;
+      eager.add(file);
+      const text = readFileSync(join(dir, file), 'utf8');
+      for (const m of text.matchAll(/^import\s*(?:[^'"]*?from\s*)?["']\.\/([^"']+)["'];?$/gms))
+        pending.push(m[1] as string);
+    }
+    const atStart = [...eager].flatMap(modulesOf);
+    const all = readdirSync(dir)
+      .filter((f) => f.endsWith('.mjs') && f !== 'file-worker.mjs')
+      .flatMap(modulesOf);
+    const lazy = [
+      ...['sessions', 'jobs', 'terminals', 'files', 'gui', 'transfers', 'tunnels', 'wake'].map(
+        (f) => `apps/agent/src/ops/features/${f}.ts`,
+      ),
+      ...['files', 'gui', 'jobs', 'shell', 'terminals', 'transfer', 'tunnel', 'wake'].map(
+        (m) => `packages/protocol/src/ops-${m}.ts`,
+      ),
+      'apps/agent/src/jobs/job-manager.ts',
+      'apps/agent/src/gui/gui-screen.ts',
+      'apps/agent/src/transfers/send.ts',
+    ];
+    for (const m of lazy) {
+      expect(all, m).toContain(m);
+      expect(atStart, m).not.toContain(m);
+    }
+    expect(atStart).toContain('apps/agent/src/ops/features/exec.ts');
+    // The gateway's registry and the MCP tool descriptors are not in the agent at all.
+    expect(all.filter((m) => /protocol\/src\/(agent-ops|tools\/)/.test(m))).toEqual([]);
+  });
+
   test('bin/letkite runs a gateway and an agent from dist/, and a command runs through MCP', async () => {
     const data = tempDir('built-gw');
     const agentDir = tempDir('built-agent');

@@ -7,8 +7,8 @@
  *  - through the inspector (opened after the /proc readings, with SIGUSR1 on a port given at start):
  *    `process.memoryUsage()`, V8's heap spaces, and with `--snapshot` the heap snapshot's largest object kinds.
  *
- *   npx tsx bench/memory/attribute.ts [--snapshot] [--commands N] [--idle-ms N] [--variant 'NAME=FLAGS' …]
- *                                     [--env K=V …] [--agent PATH]
+ *   npx tsx bench/memory/attribute.ts [--snapshot | --snapshot-file PATH] [--commands N] [--idle-ms N]
+ *                                     [--variant 'NAME=FLAGS' …] [--env K=V …] [--agent PATH] [--first-use]
  *
  * Each `--variant` is one agent run with those extra node flags and `K=V` environment variables (`base=` is the
  * agent as shipped; `BUNDLE=PATH` runs another bundle, a patched copy of dist/agent); variants run in
@@ -30,7 +30,9 @@ const many = (flag: string): string[] =>
     return a === flag && next !== undefined ? [next] : [];
   });
 const one = (flag: string, fallback: string) => many(flag).at(-1) ?? fallback;
-const snapshot = argv.includes('--snapshot');
+/** `--snapshot-file PATH`: the summary, and the raw snapshot written to PATH (DevTools' Memory tab opens it). */
+const snapshotFile = one('--snapshot-file', '');
+const snapshot = argv.includes('--snapshot') || snapshotFile !== '';
 /**
  * `--malloc-trim`: after the readings, gdb calls glibc's malloc_stats() and malloc_trim(0) in the agent and the RSS
  * is read again: how much of the malloc heap is freed memory glibc kept (diagnosis only; needs gdb and ptrace).
@@ -44,6 +46,11 @@ const mallocTrim = argv.includes('--malloc-trim');
 const recreate = Number(one('--recreate', '0'));
 /** `--show-output`: print what the agent wrote (with `--variant 'gc=--trace-gc'`, its GC log). */
 const showOutput = argv.includes('--show-output');
+/**
+ * `--first-use`: after the readings, times the first and the second request of op groups the agent loads on first
+ * use (list_dir: files; shell_run: sessions; job_status: jobs; terminal_open: terminals), then reads the RSS again.
+ */
+const firstUse = argv.includes('--first-use');
 const commands = Number(one('--commands', '1'));
 const idleMs = Number(one('--idle-ms', '8000'));
 const variants = (many('--variant').length ? many('--variant') : ['base=']).map((v) => {
@@ -152,7 +159,9 @@ async function inspect(port: number, exprs: string[], takeSnapshot: boolean): Pr
   }
   if (takeSnapshot) {
     await call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-    answers.push(summariseSnapshot(JSON.parse(chunks.join(''))));
+    const raw = chunks.join('');
+    if (snapshotFile) writeFileSync(snapshotFile, raw);
+    answers.push(summariseSnapshot(JSON.parse(raw)));
   }
   ws.close();
   return answers;
@@ -322,6 +331,31 @@ for (const [i, variant] of variants.entries()) {
       `  exec after the grammar was let go: median ${med(cold)} ms (${cold.map((x) => x.toFixed(0)).join(' ')}); ` +
         `right after, loaded: median ${med(warm)} ms (${warm.map((x) => x.toFixed(0)).join(' ')}); load ${loadAverage()}`,
     );
+  }
+  if (firstUse) {
+    const calls: [string, Record<string, unknown>][] = [
+      ['list_dir', { path: '/' }],
+      ['shell_run', { command: 'true' }],
+      ['job_status', { job_id: 'job_AAAAAAAAAAAAAAAA' }],
+      ['terminal_open', {}],
+    ];
+    const timings: string[] = [];
+    for (const [tool, args] of calls) {
+      const ms: number[] = [];
+      for (let k = 0; k < 2; k++) {
+        const t0 = performance.now();
+        const r = await callTool<{ terminal_id?: string }>(client, tool, { machine: name, ...args });
+        ms.push(performance.now() - t0);
+        // job_status of an unknown job answers not_found, from the loaded job manager: the load is what is timed.
+        if (!r.ok && r.error?.code !== 'not_found') throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
+        if (r.data?.terminal_id)
+          await callTool(client, 'terminal_close', { machine: name, terminal_id: r.data.terminal_id });
+      }
+      timings.push(`${tool} ${ms.map((x) => x.toFixed(1)).join(' / ')} ms`);
+    }
+    console.log(`  first / second request: ${timings.join(', ')}; load ${loadAverage()}`);
+    await settle(idleMs);
+    console.log(`  RSS ${idleMs} ms after those: ${(rssKiB(pid) / MiB).toFixed(1)} MiB`);
   }
   if (showOutput) console.log(agent.out.replace(/^/gm, '  | '));
   agent.child.kill('SIGTERM');

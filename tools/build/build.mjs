@@ -35,7 +35,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { protocolWithoutSideEffects, zodEnglishOnly } from './esbuild-plugins.mjs';
+import { protocolCoreForAgent, protocolWithoutSideEffects, zodEnglishOnly } from './esbuild-plugins.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = join(root, 'dist');
@@ -226,12 +226,19 @@ async function buildAgent() {
     const external = ['bufferutil', 'utf-8-validate'];
     // zod is bundled here (not in dist/cli): only its English messages, and only the protocol modules used.
     const plugins = [protocolWithoutSideEffects, zodEnglishOnly];
+    // Split: the ops other than exec (files, jobs, terminals, screen, transfers, tunnels, wake) are chunks the
+    // agent imports on their first request (apps/agent/src/ops/features.ts), so an idle agent neither parses nor
+    // evaluates them: V8 keeps every loaded script's source, and parsing one leaves malloc memory behind (issue #13,
+    // bench/memory/attribute.ts). Chunks sit beside the entry: their run-time files are found next to them.
     await esbuild.build({
       ...shared,
       external,
-      plugins,
-      entryPoints: [join(root, 'tools/build/agent-main.ts')],
-      outfile: join(out, 'letkite-agent.mjs'),
+      plugins: [protocolCoreForAgent, ...plugins],
+      entryPoints: { 'letkite-agent': join(root, 'tools/build/agent-main.ts') },
+      outdir: out,
+      splitting: true,
+      chunkNames: 'chunk-[hash]',
+      outExtension: { '.js': '.mjs' },
     });
     await esbuild.build({
       ...shared,
@@ -251,7 +258,7 @@ async function buildAgent() {
     const launcher = nativeHelper('letkite-launch');
     if (launcher) copy(launcher, join(out, 'letkite-launch'));
     copy(join(root, 'infra/systemd/letkite-agent.service'), join(out, 'letkite-agent.service'));
-    for (const f of ['letkite-agent.mjs', 'file-worker.mjs']) asciiOnly(join(out, f));
+    for (const f of readdirSync(out)) if (f.endsWith('.mjs')) asciiOnly(join(out, f));
     chmodSync(join(out, 'letkite-agent.mjs'), 0o755);
     const version = JSON.parse(readFileSync(join(root, 'apps/agent/package.json'), 'utf8')).version;
     const files = Object.fromEntries(

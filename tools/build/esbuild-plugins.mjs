@@ -3,6 +3,7 @@
  * bench/memory/attribute.ts). Used by build.mjs; test/build-plugins.test.ts bundles with them.
  */
 import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Marks @letkite/protocol's modules as free of side effects, so a bundle drops the ones it imports nothing from.
@@ -27,6 +28,24 @@ export const protocolWithoutSideEffects = {
       if (resolved.errors.length > 0) return { errors: resolved.errors };
       return { ...resolved, sideEffects: false };
     });
+  },
+};
+
+/**
+ * Resolves `@letkite/protocol` to its core (packages/protocol/src/core.ts) in the standalone agent bundle. The
+ * package's index re-exports every op group's schemas for the gateway; a module the index re-exports lands in the
+ * agent's first chunk even when only a chunk loaded later uses it (esbuild places files by import edges), so the
+ * idle agent would build them all. With the core as its index, an agent module takes another group's schemas from
+ * `@letkite/protocol/ops-*`, in the chunk of the feature that uses them (apps/agent/src/ops/features.ts); one that
+ * takes them from the index does not build ("No matching export"), instead of quietly costing memory.
+ */
+export const protocolCoreForAgent = {
+  name: 'protocol-core-for-agent',
+  setup(build) {
+    build.onResolve({ filter: /^@letkite\/protocol$/ }, () => ({
+      path: join(dirname(fileURLToPath(import.meta.url)), '../../packages/protocol/src/core.ts'),
+      sideEffects: false,
+    }));
   },
 };
 

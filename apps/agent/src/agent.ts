@@ -2,17 +2,14 @@ import { DEFAULT_CEILING_PATH } from '@letkite/ceiling';
 import { type AgentFrame, LetKiteError, type RequestFrame, toLetKiteError } from '@letkite/protocol';
 import { CeilingSource, type CeilingState } from './ceiling/ceiling-source';
 import { GatewayConnection } from './connection';
-import { stopFileWorkers } from './executors/file-op';
 import { CommandRulesIdle, DEFAULT_COMMAND_RULES_IDLE_MS } from './guard/command-rules-idle';
 import { agentProtectedPaths } from './guard/protected-paths';
 import { ApprovalVerifier } from './guard/verify-approval';
 import type { ScreenConfig } from './gui/display';
-import { GuiScreen } from './gui/gui-screen';
-import { dispatchOp, type OpHandlers, opHandlers } from './ops';
+import { AgentOps } from './ops';
 import type { RequestStream } from './request-stream';
-import { StatefulOps } from './session-ops';
 import { type AgentState, saveState } from './state';
-import { TempJournal } from './transfers';
+import { TempJournal } from './transfers/temp-journal';
 
 export interface AgentOptions {
   log?: (msg: string) => void;
@@ -58,24 +55,24 @@ export class Agent {
   readonly ceiling: CeilingSource;
   private readonly log: (msg: string) => void;
   private readonly transfers: TempJournal;
-  private readonly stateful: StatefulOps;
   private readonly approvals: ApprovalVerifier;
-  private readonly ops: OpHandlers;
+  private readonly ops: AgentOps;
   private readonly commandRules: CommandRulesIdle;
 
   constructor(state: AgentState, options: AgentOptions = {}) {
     const sink = options.log ?? ((msg: string) => console.error(`[agent] ${msg}`));
     this.log = (msg) => sink(logLine(msg));
     this.transfers = new TempJournal(options.stateDir ?? null);
-    this.stateful = new StatefulOps(options.stateDir ?? null, this.log);
     this.approvals = new ApprovalVerifier(state.machine_id, options.stateDir ?? null);
     this.commandRules = new CommandRulesIdle(
       options.commandRulesIdleMs === undefined ? DEFAULT_COMMAND_RULES_IDLE_MS : options.commandRulesIdleMs,
     );
-    this.ops = opHandlers({
-      stateful: this.stateful,
+    // Each group of ops (files, jobs, terminals, …) is loaded on its first request (ops/features.ts).
+    this.ops = new AgentOps({
+      stateDir: options.stateDir ?? null,
+      log: this.log,
       transfers: this.transfers,
-      ...(options.screen ? { screen: new GuiScreen(options.screen) } : {}),
+      ...(options.screen ? { screen: options.screen } : {}),
     });
     const uid = process.getuid?.() ?? 0;
     const ceilingPath = options.ceilingPath ?? DEFAULT_CEILING_PATH;
@@ -112,8 +109,7 @@ export class Agent {
   stop(): Promise<void> {
     this.commandRules.close();
     this.ceiling.close();
-    this.stateful.close();
-    stopFileWorkers();
+    this.ops.close();
     return this.connection.stop();
   }
 
@@ -151,6 +147,6 @@ export class Agent {
     // The ceiling is re-read (if it changed) for every request, so an edit applies at once.
     const ceiling = this.ceiling.current();
     const { id, op, params, context } = frame;
-    return dispatchOp(this.ops, { id, op, params, context, ceiling, send, signal, stream });
+    return this.ops.dispatch({ id, op, params, context, ceiling, send, signal, stream });
   }
 }

@@ -1,89 +1,34 @@
 import type { z } from 'zod';
-import { ExecParams, ExecResult } from './ops';
-import {
-  DeletePathParams,
-  DeletePathResult,
-  GitDiffParams,
-  GitDiffResult,
-  GitStatusParams,
-  GitStatusResult,
-  ListDirParams,
-  ListDirResult,
-  ReadFileWindowParams,
-  ReadFileWindowResult,
-  WriteFileParams,
-  WriteFileResult,
-} from './ops-files';
-import { GuiActParams, GuiActResult, GuiObserveParams, GuiObserveResult } from './ops-gui';
-import { JobInfo, JobOutputParams, JobOutputResult, JobRef, JobStartParams } from './ops-jobs';
-import { ShellRunParams, ShellRunResult } from './ops-shell';
-import {
-  TerminalCloseResult,
-  TerminalInfo,
-  TerminalOpenParams,
-  TerminalReadParams,
-  TerminalReadResult,
-  TerminalRef,
-  TerminalSendParams,
-  TerminalSendResult,
-  TerminalTextParams,
-  TerminalTextResult,
-} from './ops-terminals';
-import { TransferReceiveParams, TransferSendParams, TransferSideResult } from './ops-transfer';
-import { TunnelConnectParams, TunnelConnectResult } from './ops-tunnel';
-import { WakeSendParams, WakeSendResult } from './ops-wake';
+import type { AgentOpSpec } from './agent-op';
+import { execOps } from './ops';
+import { fileOps } from './ops-files';
+import { guiOps } from './ops-gui';
+import { jobOps } from './ops-jobs';
+import { shellOps } from './ops-shell';
+import { terminalOps } from './ops-terminals';
+import { transferOps } from './ops-transfer';
+import { tunnelOps } from './ops-tunnel';
+import { wakeOps } from './ops-wake';
 
-/**
- * How an op talks besides its one answer. `call`: request, then `response` or `error`. `chunks`: output arrives
- * first as `chunk` frames (stdout, stderr). `stream`: a two-way stream of records, binary data frames and credit
- * while the call runs (transfers; ops-transfer.ts), so the hub exposes it through `stream`, not `call`.
- */
-export type AgentOpShape = 'call' | 'chunks' | 'stream';
-
-/** One op of the registry: the schema its params must pass on the agent and the schema its result must pass on the gateway. */
-export interface AgentOpSpec<P extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
-  params: P;
-  result: R;
-  shape: AgentOpShape;
-}
-
-function op<P extends z.ZodType, R extends z.ZodType, S extends AgentOpShape>(
-  params: P,
-  result: R,
-  shape: S,
-): { params: P; result: R; shape: S } {
-  return { params, result, shape };
-}
+export { type AgentOpShape, type AgentOpSpec, agentOp } from './agent-op';
 
 /**
  * Every operation an agent performs, by its wire name (the `op` of a request frame): the single source the gateway's
  * hub types its calls and validates results against, and the agent dispatches on and validates params against.
- * Adding an op here does not compile until the agent's dispatcher (apps/agent/src/ops) handles it.
+ * Each op module holds its own group (`execOps`, `fileOps`, …) so the agent can load a group on its first request
+ * instead of building every schema at start (apps/agent/src/ops/features.ts); this registry joins them, in order.
+ * Adding an op to a group does not compile until the agent's feature for that group (apps/agent/src/ops) handles it.
  */
 export const agentOps = {
-  exec: op(ExecParams, ExecResult, 'chunks'),
-  shell_run: op(ShellRunParams, ShellRunResult, 'chunks'),
-  job_start: op(JobStartParams, JobInfo, 'call'),
-  job_status: op(JobRef, JobInfo, 'call'),
-  job_output: op(JobOutputParams, JobOutputResult, 'call'),
-  job_stop: op(JobRef, JobInfo, 'call'),
-  terminal_open: op(TerminalOpenParams, TerminalInfo, 'call'),
-  terminal_send: op(TerminalSendParams, TerminalSendResult, 'call'),
-  terminal_read: op(TerminalReadParams, TerminalReadResult, 'call'),
-  terminal_text: op(TerminalTextParams, TerminalTextResult, 'call'),
-  terminal_close: op(TerminalRef, TerminalCloseResult, 'call'),
-  read_file: op(ReadFileWindowParams, ReadFileWindowResult, 'call'),
-  list_dir: op(ListDirParams, ListDirResult, 'call'),
-  write_file: op(WriteFileParams, WriteFileResult, 'call'),
-  delete_path: op(DeletePathParams, DeletePathResult, 'call'),
-  git_status: op(GitStatusParams, GitStatusResult, 'call'),
-  git_diff: op(GitDiffParams, GitDiffResult, 'call'),
-  gui_observe: op(GuiObserveParams, GuiObserveResult, 'chunks'),
-  gui_act: op(GuiActParams, GuiActResult, 'call'),
-  transfer_send: op(TransferSendParams, TransferSideResult, 'stream'),
-  transfer_receive: op(TransferReceiveParams, TransferSideResult, 'stream'),
-  tunnel_connect: op(TunnelConnectParams, TunnelConnectResult, 'stream'),
-  wake_send: op(WakeSendParams, WakeSendResult, 'call'),
+  ...execOps,
+  ...shellOps,
+  ...jobOps,
+  ...terminalOps,
+  ...fileOps,
+  ...guiOps,
+  ...transferOps,
+  ...tunnelOps,
+  ...wakeOps,
 } as const satisfies Record<string, AgentOpSpec>;
 
 type Registry = typeof agentOps;

@@ -3,79 +3,9 @@
  * gateway↔agent frames, agent operation parameters, MCP tool descriptors and the protocol version.
  * Pure: zod only, no I/O.
  */
-export {
-  type AgentCallOp,
-  type AgentOp,
-  type AgentOpParams,
-  type AgentOpResult,
-  type AgentOpShape,
-  type AgentOpSpec,
-  type AgentStreamOp,
-  agentOpNames,
-  agentOps,
-  isAgentOp,
-  type ParsedAgentOpParams,
-} from './agent-ops';
-export {
-  ApprovalAssertion,
-  ApprovalBinding,
-  ApprovalProof,
-  ApprovalTarget,
-  approvalBinding,
-  approvalChallenge,
-  base64url,
-  canonicalJson,
-  MAX_APPROVAL_TARGETS,
-  policySha256,
-  requestSha256,
-  sha256,
-  sha256Hex,
-} from './approval-proof';
-export {
-  DATA_FRAGMENT_BYTES,
-  DATA_FRAME_HEADER_BYTES,
-  DATA_FRAME_KIND,
-  dataFrameFragments,
-  decodeDataFragments,
-  decodeDataFrame,
-  encodeDataFrame,
-  MAX_DATA_PAYLOAD_BYTES,
-  writeDataFrameHeader,
-} from './data-frame';
-export { defineTool, type ToolAnnotations, type ToolDescriptor } from './define-tool';
-export {
-  ErrorCode,
-  ErrorPayload,
-  errorCodes,
-  isLetKiteError,
-  LetKiteError,
-  toLetKiteError,
-} from './errors';
-export {
-  AgentFrame,
-  AgentInfo,
-  AuthFrame,
-  agentAuthText,
-  CancelFrame,
-  ChallengeFrame,
-  ChunkFrame,
-  CreditFrame,
-  EnrollRequest,
-  EnrollResponse,
-  EntryEndFrame,
-  EntryFrame,
-  ErrorFrame,
-  GatewayFrame,
-  gatewayProofText,
-  type HandshakeTranscript,
-  ReportFrame,
-  RequestContext,
-  RequestFrame,
-  ResponseFrame,
-  StreamEndFrame,
-  WelcomeFrame,
-} from './messages';
-export { ExecParams, ExecResult } from './ops';
+
+export { agentOpNames, agentOps, isAgentOp } from './agent-ops';
+export * from './core';
 export {
   AbsolutePath,
   DeletePathParams,
@@ -143,19 +73,15 @@ export {
 } from './ops-terminals';
 export {
   MAX_TRANSFER_ENTRIES,
-  RelativeTransferPath,
   SkippedEntry,
   SkipReason,
   STREAM_RECORD_COST,
   skipReasons,
   TRANSFER_CHUNK_BYTES,
   TRANSFER_WINDOW_BYTES,
-  TransferEntry,
-  TransferEntryKind,
   TransferReceiveParams,
   TransferSendParams,
   TransferSideResult,
-  transferEntryKinds,
 } from './ops-transfer';
 export {
   MAX_TUNNEL_WINDOW_BYTES,
@@ -168,16 +94,11 @@ export {
   tunnelKinds,
 } from './ops-tunnel';
 export {
-  Ipv4Address,
   ipv4Broadcast,
   ipv4InSubnet,
   ipv4Network,
   MAGIC_PACKET_BYTES,
-  MacAddress,
   magicPacket,
-  NetworkInterfaceReport,
-  NetworkReport,
-  normalizeMac,
   WAKE_PORT,
   WakeSendParams,
   WakeSendResult,
@@ -262,4 +183,3 @@ export {
   tunnelTools,
 } from './tools/tunnels';
 export { wakeDevice, wakeDeviceInput, wakeNode, wakeNodeInput, wakeTools } from './tools/wake';
-export { AGENT_WS_PATH, MAX_FRAME_BYTES, PROTOCOL_VERSION } from './version';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApprovalProof } from './approval-proof';
 import { ErrorPayload } from './errors';
-import { TransferEntry } from './ops-transfer';
-import { NetworkReport } from './ops-wake';
+import { NetworkReport } from './network-report';
+import { TransferEntry } from './transfer-entry';
 
 /**
  * Gateway↔agent frames. Every frame is one JSON text message (≤ MAX_FRAME_BYTES) and one member of these

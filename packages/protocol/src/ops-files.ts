@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 
 /**
  * Parameters and results of the agent's file operations (ops `read_file`, `list_dir`, `write_file`,
@@ -240,3 +241,13 @@ export const GitDiffResult = z.object({
   truncated: z.boolean(),
 });
 export type GitDiffResult = z.infer<typeof GitDiffResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const fileOps = {
+  read_file: agentOp(ReadFileWindowParams, ReadFileWindowResult, 'call'),
+  list_dir: agentOp(ListDirParams, ListDirResult, 'call'),
+  write_file: agentOp(WriteFileParams, WriteFileResult, 'call'),
+  delete_path: agentOp(DeletePathParams, DeletePathResult, 'call'),
+  git_status: agentOp(GitStatusParams, GitStatusResult, 'call'),
+  git_diff: agentOp(GitDiffParams, GitDiffResult, 'call'),
+} as const;

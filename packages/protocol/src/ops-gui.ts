@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 
 /**
  * The screen operations (issue #15): `gui_observe` captures the agent's configured X11 display and lists its
@@ -135,3 +136,9 @@ export const GuiActResult = z.object({
   pointer: z.object({ x: z.number().int(), y: z.number().int() }),
 });
 export type GuiActResult = z.infer<typeof GuiActResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const guiOps = {
+  gui_observe: agentOp(GuiObserveParams, GuiObserveResult, 'chunks'),
+  gui_act: agentOp(GuiActParams, GuiActResult, 'call'),
+} as const;

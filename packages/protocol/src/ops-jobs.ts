@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 import { HandleId } from './ops-shell';
 
 /**
@@ -85,3 +86,11 @@ export type JobOutputResult = z.infer<typeof JobOutputResult>;
 
 export const JobStopResult = JobInfo;
 export type JobStopResult = z.infer<typeof JobStopResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const jobOps = {
+  job_start: agentOp(JobStartParams, JobInfo, 'call'),
+  job_status: agentOp(JobRef, JobInfo, 'call'),
+  job_output: agentOp(JobOutputParams, JobOutputResult, 'call'),
+  job_stop: agentOp(JobRef, JobInfo, 'call'),
+} as const;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 
 /**
  * Agent operation `shell_run`: one command in a persistent bash session (cwd, exported variables and functions
@@ -49,3 +50,8 @@ export const ShellRunResult = z.object({
   duration_ms: z.number(),
 });
 export type ShellRunResult = z.infer<typeof ShellRunResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const shellOps = {
+  shell_run: agentOp(ShellRunParams, ShellRunResult, 'chunks'),
+} as const;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 import { HandleId } from './ops-shell';
 
 /**
@@ -100,3 +101,12 @@ export type TerminalRef = z.infer<typeof TerminalRef>;
 /** The agent's answer to `terminal_close`. */
 export const TerminalCloseResult = z.object({ closed: z.boolean() });
 export type TerminalCloseResult = z.infer<typeof TerminalCloseResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const terminalOps = {
+  terminal_open: agentOp(TerminalOpenParams, TerminalInfo, 'call'),
+  terminal_send: agentOp(TerminalSendParams, TerminalSendResult, 'call'),
+  terminal_read: agentOp(TerminalReadParams, TerminalReadResult, 'call'),
+  terminal_text: agentOp(TerminalTextParams, TerminalTextResult, 'call'),
+  terminal_close: agentOp(TerminalRef, TerminalCloseResult, 'call'),
+} as const;

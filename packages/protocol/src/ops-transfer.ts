@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 import { AbsolutePath } from './ops-files';
 
 /**
@@ -33,37 +34,12 @@ export const STREAM_RECORD_COST = 1024;
 /** Most entries one directory transfer carries; a bigger tree answers `too_large`. */
 export const MAX_TRANSFER_ENTRIES = 100_000;
 
-export const transferEntryKinds = ['file', 'dir', 'symlink'] as const;
-export const TransferEntryKind = z.enum(transferEntryKinds);
-export type TransferEntryKind = z.infer<typeof TransferEntryKind>;
-
-/**
- * A relative path inside the transferred tree: "" for the root, else "/"-separated names with no ".", ".." or
- * empty part (the destination checks again before creating anything).
- */
-export const RelativeTransferPath = z
-  .string()
-  .max(4096)
-  .refine(
-    (p) =>
-      p === '' || p.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && !part.includes('\0')),
-    'a transfer entry path must be relative, without ".", ".." or empty parts',
-  );
-
-export const TransferEntry = z.object({
-  path: RelativeTransferPath,
-  kind: TransferEntryKind,
-  /** Permission bits (rwx only). */
-  mode: z.number().int().min(0).max(0o777),
-  /** Size when the source stat'ed it (a file that grows or shrinks meanwhile sends what it read). */
-  size: z.number().int().min(0).optional(),
-  /** A symlink's target, relative and staying inside the tree. */
-  target: z.string().min(1).max(4096).optional(),
-  /** Root entry only: bytes and files the whole transfer will carry. */
-  total_bytes: z.number().int().min(0).optional(),
-  total_files: z.number().int().min(0).optional(),
-});
-export type TransferEntry = z.infer<typeof TransferEntry>;
+export {
+  RelativeTransferPath,
+  TransferEntry,
+  TransferEntryKind,
+  transferEntryKinds,
+} from './transfer-entry';
 
 export const skipReasons = ['symlink_outside_tree', 'not_a_regular_file', 'unreadable', 'not_writable'] as const;
 /**
@@ -106,3 +82,9 @@ export const TransferSideResult = z.object({
   skipped: z.array(SkippedEntry),
 });
 export type TransferSideResult = z.infer<typeof TransferSideResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const transferOps = {
+  transfer_send: agentOp(TransferSendParams, TransferSideResult, 'stream'),
+  transfer_receive: agentOp(TransferReceiveParams, TransferSideResult, 'stream'),
+} as const;

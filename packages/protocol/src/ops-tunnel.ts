@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 
 /**
  * The agent's tunnel operation: `tunnel_connect` opens ONE TCP connection from the machine to a target and carries
@@ -68,3 +69,8 @@ export function splitTunnelTarget(target: string): { host: string; port: number 
   const host = (m[1] ?? m[2] ?? '').toLowerCase();
   return host === '' ? undefined : { host, port };
 }
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const tunnelOps = {
+  tunnel_connect: agentOp(TunnelConnectParams, TunnelConnectResult, 'stream'),
+} as const;

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
+import { Ipv4Address, MacAddress, normalizeMac } from './network-report';
 
 /**
  * Wake-on-LAN (DESIGN §7 power group, issue #15). An agent reports its network interfaces (MAC and IPv4 subnets)
@@ -12,29 +14,13 @@ export const WAKE_PORT = 9;
 /** 6 bytes of 0xFF and 16 copies of the 6-byte MAC. */
 export const MAGIC_PACKET_BYTES = 6 + 16 * 6;
 
-const MAC_RE = /^[0-9a-f]{2}([:-]?)[0-9a-f]{2}(?:\1[0-9a-f]{2}){4}$/i;
-const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/** A MAC address as `aa:bb:cc:dd:ee:ff`, `AA-BB-…` or `aabbccddeeff`; normalized to lowercase with colons. */
-export const MacAddress = z
-  .string()
-  .regex(MAC_RE, 'a MAC address such as "52:54:00:12:34:56"')
-  .transform((mac) => normalizeMac(mac));
-
-/** A dotted-quad IPv4 address. */
-export const Ipv4Address = z.string().regex(IPV4_RE, 'a dotted IPv4 address such as "192.168.1.255"');
-
-/** One interface as the agent reports it: the name, the MAC and its IPv4 addresses with their prefix lengths. */
-export const NetworkInterfaceReport = z.object({
-  name: z.string().min(1).max(64),
-  mac: MacAddress,
-  ipv4: z.array(z.object({ address: Ipv4Address, prefix: z.number().int().min(0).max(32) })).max(16),
-});
-export type NetworkInterfaceReport = z.infer<typeof NetworkInterfaceReport>;
-
-/** Every non-loopback interface with a MAC, as reported in the agent's info (at most 64). */
-export const NetworkReport = z.array(NetworkInterfaceReport).max(64);
-export type NetworkReport = z.infer<typeof NetworkReport>;
+export {
+  Ipv4Address,
+  MacAddress,
+  NetworkInterfaceReport,
+  NetworkReport,
+  normalizeMac,
+} from './network-report';
 
 export const wakeToolNames = ['wake_node', 'wake_device'] as const;
 
@@ -59,12 +45,6 @@ export const WakeSendResult = z.object({
   bytes: z.number().int(),
 });
 export type WakeSendResult = z.infer<typeof WakeSendResult>;
-
-/** `aa:bb:cc:dd:ee:ff` from any accepted spelling. */
-export function normalizeMac(mac: string): string {
-  const hex = mac.toLowerCase().replace(/[^0-9a-f]/g, '');
-  return hex.match(/../g)?.join(':') ?? hex;
-}
 
 /** The magic packet for a MAC (any accepted spelling). */
 export function magicPacket(mac: string): Uint8Array {
@@ -102,3 +82,8 @@ export function ipv4Broadcast(address: string, prefix: number): string {
 export function ipv4InSubnet(address: string, network: string, prefix: number): boolean {
   return ipv4Network(address, prefix) === ipv4Network(network, prefix);
 }
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const wakeOps = {
+  wake_send: agentOp(WakeSendParams, WakeSendResult, 'call'),
+} as const;

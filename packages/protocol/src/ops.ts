@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentOp } from './agent-op';
 
 /**
  * Parameters of the operations an agent performs (the `op` and `params` of a request frame). These are the
@@ -42,3 +43,8 @@ export const ExecResult = z.object({
   timed_out: z.boolean(),
 });
 export type ExecResult = z.infer<typeof ExecResult>;
+
+/** This module's agent operations (agent-ops.ts joins every module's into `agentOps`). */
+export const execOps = {
+  exec: agentOp(ExecParams, ExecResult, 'chunks'),
+} as const;

@@ -1,7 +1,8 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, readdir, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DeletePathParams, type DeletePathResult, type DirentType, LetKiteError } from '@letkite/protocol';
+import { type DeletePathResult, type DirentType, LetKiteError } from '@letkite/protocol';
+import { DeletePathParams } from '@letkite/protocol/ops-files';
 import { parseParams } from './parse-params';
 import {
   accessOf,

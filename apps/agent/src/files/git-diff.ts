@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
-import { GitDiffParams, type GitDiffResult, LetKiteError } from '@letkite/protocol';
+import { type GitDiffResult, LetKiteError } from '@letkite/protocol';
+import { GitDiffParams } from '@letkite/protocol/ops-files';
 import { openRepository } from './git-repository';
 import { gitFailure, runGit } from './git-run';
 import { parseParams } from './parse-params';

@@ -1,11 +1,6 @@
 import { dirname, join } from 'node:path';
-import {
-  type GitStatusCode,
-  type GitStatusEntry,
-  GitStatusParams,
-  type GitStatusResult,
-  gitStatusCodes,
-} from '@letkite/protocol';
+import type { GitStatusCode, GitStatusEntry, GitStatusResult } from '@letkite/protocol';
+import { GitStatusParams, gitStatusCodes } from '@letkite/protocol/ops-files';
 import { openRepository } from './git-repository';
 import { gitFailure, runGit } from './git-run';
 import { parseParams } from './parse-params';

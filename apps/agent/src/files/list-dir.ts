@@ -1,7 +1,8 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DirEntry, type DirentType, LetKiteError, ListDirParams, type ListDirResult } from '@letkite/protocol';
+import { type DirEntry, type DirentType, LetKiteError, type ListDirResult } from '@letkite/protocol';
+import { ListDirParams } from '@letkite/protocol/ops-files';
 import { parseParams } from './parse-params';
 import { accessOf, directoryPath, type FileAccess, openVerified, resolveExisting } from './resolve-path';
 

@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { LetKiteError, ReadFileWindowParams, type ReadFileWindowResult } from '@letkite/protocol';
+import { LetKiteError, type ReadFileWindowResult } from '@letkite/protocol';
+import { ReadFileWindowParams } from '@letkite/protocol/ops-files';
 import { hashOpenFile } from './file-hash';
 import { parseParams } from './parse-params';
 import { type FileAccess, openVerified, resolveExisting } from './resolve-path';

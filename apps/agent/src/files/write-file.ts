@@ -2,14 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { type FileHandle, lchown, lstat, mkdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import {
-  type FileEncoding,
-  fileModeBits,
-  isLetKiteError,
-  LetKiteError,
-  WriteFileParams,
-  type WriteFileResult,
-} from '@letkite/protocol';
+import { type FileEncoding, isLetKiteError, LetKiteError, type WriteFileResult } from '@letkite/protocol';
+import { fileModeBits, WriteFileParams } from '@letkite/protocol/ops-files';
 import { hashOpenFile } from './file-hash';
 import { parseParams } from './parse-params';
 import {

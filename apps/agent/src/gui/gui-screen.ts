@@ -1,13 +1,12 @@
 import {
   type AgentFrame,
   type GuiAction,
-  GuiActParams,
   type GuiActResult,
-  GuiObserveParams,
   type GuiObserveResult,
   LetKiteError,
   type RequestContext,
 } from '@letkite/protocol';
+import { GuiActParams, GuiObserveParams } from '@letkite/protocol/ops-gui';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { requestPolicy } from '../guard/request-policy';
 import { sendChunks } from '../ops/send-chunks';

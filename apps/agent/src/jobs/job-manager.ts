@@ -2,16 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  type JobInfo,
-  JobOutputParams,
-  type JobOutputResult,
-  JobRef,
-  JobStartParams,
-  JobState,
-  LetKiteError,
-  type RequestContext,
-} from '@letkite/protocol';
+import { type JobInfo, type JobOutputResult, LetKiteError, type RequestContext } from '@letkite/protocol';
+import { JobOutputParams, JobRef, JobStartParams, JobState } from '@letkite/protocol/ops-jobs';
 import { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { KILL_GRACE_MS, spawnFailure } from '../executors/exec';

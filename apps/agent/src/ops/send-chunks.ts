@@ -13,3 +13,14 @@ export function sendChunks(send: (f: AgentFrame) => void, id: string, stream: st
     i = end;
   }
 }
+
+/** A `chunks` op's output goes out as chunk frames on stdout and stderr before its result (exec, shell_run). */
+export function withOutput<T extends { stdout: string; stderr: string }>(
+  request: { id: string; send: (frame: AgentFrame) => void },
+  output: T,
+): Omit<T, 'stdout' | 'stderr'> {
+  const { stdout, stderr, ...result } = output;
+  sendChunks(request.send, request.id, 'stdout', stdout);
+  sendChunks(request.send, request.id, 'stderr', stderr);
+  return result;
+}

@@ -1,16 +1,12 @@
 import { createSocket } from 'node:dgram';
 import {
-  ipv4Broadcast,
-  ipv4InSubnet,
   LetKiteError,
-  MAGIC_PACKET_BYTES,
-  magicPacket,
   type NetworkReport,
   type ParsedAgentOpParams,
   type RequestContext,
-  WAKE_PORT,
   type WakeSendResult,
 } from '@letkite/protocol';
+import { ipv4Broadcast, ipv4InSubnet, MAGIC_PACKET_BYTES, magicPacket, WAKE_PORT } from '@letkite/protocol/ops-wake';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { authorizeGatedTool } from '../guard/authorize-command';
 import { requestPolicy } from '../guard/request-policy';

@@ -1,4 +1,5 @@
-import { LetKiteError, type RequestContext, ShellRunParams, type ShellRunResult } from '@letkite/protocol';
+import { LetKiteError, type RequestContext, type ShellRunResult } from '@letkite/protocol';
+import { ShellRunParams } from '@letkite/protocol/ops-shell';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { prepareLaunch } from '../executors/prepare-launch';
 import { authorizeCommand, authorizeGatedTool, isAllowlist } from '../guard/authorize-command';

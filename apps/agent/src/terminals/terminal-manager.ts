@@ -2,15 +2,17 @@ import {
   LetKiteError,
   type RequestContext,
   type TerminalInfo,
-  TerminalOpenParams,
-  TerminalReadParams,
   type TerminalReadResult,
-  TerminalRef,
-  TerminalSendParams,
   type TerminalSendResult,
-  TerminalTextParams,
   type TerminalTextResult,
 } from '@letkite/protocol';
+import {
+  TerminalOpenParams,
+  TerminalReadParams,
+  TerminalRef,
+  TerminalSendParams,
+  TerminalTextParams,
+} from '@letkite/protocol/ops-terminals';
 import type { z } from 'zod';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { prepareLaunch } from '../executors/prepare-launch';

@@ -1,4 +1,5 @@
-import { LetKiteError, MAX_FRAME_BYTES, STREAM_RECORD_COST } from '@letkite/protocol';
+import { LetKiteError, MAX_FRAME_BYTES } from '@letkite/protocol';
+import { STREAM_RECORD_COST } from '@letkite/protocol/ops-transfer';
 import type { InboundStreamEvent } from '../request-stream';
 
 /** What an inbound event costs in credit (ops-transfer.ts). */

@@ -2,15 +2,13 @@ import { createHash } from 'node:crypto';
 import { constants, writevSync } from 'node:fs';
 import { chmod, type FileHandle, lchown, link, lstat, mkdir, rename, rm, symlink, unlink } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
+import { LetKiteError, type TransferEntry, type TransferSideResult } from '@letkite/protocol';
 import {
-  LetKiteError,
   MAX_TRANSFER_ENTRIES,
   STREAM_RECORD_COST,
   TRANSFER_WINDOW_BYTES,
-  type TransferEntry,
   TransferReceiveParams,
-  type TransferSideResult,
-} from '@letkite/protocol';
+} from '@letkite/protocol/ops-transfer';
 import { accessOf, type FileAccess } from '../files';
 import { parseParams } from '../files/parse-params';
 import { errnoCode, fsError, openVerified, readOnly, resolveForWrite } from '../files/resolve-path';

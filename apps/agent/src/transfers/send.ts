@@ -6,14 +6,16 @@ import {
   type AgentFrame,
   DATA_FRAME_HEADER_BYTES,
   LetKiteError,
-  MAX_TRANSFER_ENTRIES,
-  STREAM_RECORD_COST,
-  TRANSFER_CHUNK_BYTES,
   type TransferEntry,
-  TransferSendParams,
   type TransferSideResult,
   writeDataFrameHeader,
 } from '@letkite/protocol';
+import {
+  MAX_TRANSFER_ENTRIES,
+  STREAM_RECORD_COST,
+  TRANSFER_CHUNK_BYTES,
+  TransferSendParams,
+} from '@letkite/protocol/ops-transfer';
 import { accessOf, type FileAccess } from '../files';
 import { parseParams } from '../files/parse-params';
 import { directoryPath, openVerified, resolveExisting } from '../files/resolve-path';

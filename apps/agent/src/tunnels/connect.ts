@@ -4,14 +4,12 @@ import {
   type AgentFrame,
   DATA_FRAME_HEADER_BYTES,
   LetKiteError,
-  MAX_TUNNEL_WINDOW_BYTES,
   type ParsedAgentOpParams,
   type RequestContext,
-  TUNNEL_CHUNK_BYTES,
-  TUNNEL_WINDOW_BYTES,
   type TunnelConnectResult,
   writeDataFrameHeader,
 } from '@letkite/protocol';
+import { MAX_TUNNEL_WINDOW_BYTES, TUNNEL_CHUNK_BYTES, TUNNEL_WINDOW_BYTES } from '@letkite/protocol/ops-tunnel';
 import type { CeilingState } from '../ceiling/ceiling-source';
 import { requestPolicy } from '../guard/request-policy';
 import type { RequestStream } from '../request-stream';
