@@ -51,7 +51,7 @@ export class AgentOps {
   private feature(name: FeatureName): Promise<Feature<AgentOp>> {
     const pending = this.loading.get(name);
     if (pending) return pending;
-    const made = (this.loaders[name](this.deps) as Promise<Feature<AgentOp>>).then((feature) => {
+    const made = (this.loaders[name](this.deps) as Promise<Feature<AgentOp>>).catch(missingFiles).then((feature) => {
       if (this.closed) {
         feature.close?.();
         throw new LetKiteError('machine_offline', 'the agent is shutting down');
@@ -64,4 +64,18 @@ export class AgentOps {
     this.loading.set(name, made);
     return made;
   }
+}
+
+/**
+ * A feature's module is a file beside the agent's entry (a chunk of the bundle). If it is gone, the agent's files
+ * were replaced while it ran (an upgrade, `npm run build` under `npm start`): every later group would fail the
+ * same way until the agent restarts (install.sh restarts it), so that is what the error says.
+ */
+function missingFiles(err: unknown): never {
+  if ((err as { code?: unknown } | null)?.code === 'ERR_MODULE_NOT_FOUND')
+    throw new LetKiteError(
+      'internal',
+      "this agent's files were replaced while it ran (an upgrade?): restart it (systemctl restart letkite-agent)",
+    );
+  throw err;
 }

@@ -99,6 +99,27 @@ describe('the agent op dispatcher', () => {
     expect(closed).toContain('files');
   });
 
+  test("a group whose module file is gone (the agent's files replaced under it) says to restart, and is tried again", async () => {
+    let attempts = 0;
+    const gone = {
+      ...featureLoaders,
+      files: async () => {
+        attempts++;
+        // A real import of a chunk that is not there, as after an upgrade swapped the agent's directory.
+        return (await import(join(stateDir, 'chunk-GONE.mjs'))) as never;
+      },
+    } as typeof featureLoaders;
+    const replaced = new AgentOps(deps, gone);
+    for (let i = 0; i < 2; i++) {
+      await expect(replaced.dispatch(request('list_dir', { path: '/' }))).rejects.toMatchObject({
+        code: 'internal',
+        message: expect.stringContaining('restart it'),
+      });
+    }
+    expect(attempts).toBe(2);
+    replaced.close();
+  });
+
   test('an op this agent does not know is unsupported, including names every object inherits', async () => {
     for (const op of ['rm_rf', 'toString', '__proto__', 'constructor', 'hasOwnProperty']) {
       await expect(ops.dispatch(request(op, {})), op).rejects.toMatchObject({ code: 'unsupported' });
